@@ -1,0 +1,1 @@
+"""Writes the install root: staging, manifests, markers, wrappers, the current switch, prune."""

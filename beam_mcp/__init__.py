@@ -1,0 +1,1 @@
+"""Speaks MCP: protocol families, the tool registry, the stdio server, self-check."""

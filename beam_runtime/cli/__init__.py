@@ -1,0 +1,1 @@
+"""Thin click front ends: `lean-beam` and `beam-cli`. Commands live one per module."""
