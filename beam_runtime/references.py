@@ -1,0 +1,293 @@
+"""MCP client registrations that point into runtimes (decision 15).
+
+A runtime is referenced when a registered server's command, arguments or environment values name
+a path under `<root>/versions/<id>`. The stable wrapper `<root>/bin/lean-beam-mcp` references no
+runtime. Configs are read with real TOML/JSON parsers; a config that cannot be parsed blocks
+exactly the runtimes whose id occurs in its text, and one that cannot be read at all blocks every
+runtime (fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+_ID_END = re.compile(r"[/\s:=,;\"'\\]")
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One registered MCP server."""
+
+    client: str
+    config: Path
+    server_name: str
+    command: list[str]  # command and arguments as the client would run them
+    env_values: list[str]
+
+    def strings(self) -> list[str]:
+        return [*self.command, *self.env_values]
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A client config that exists but could not be read or parsed."""
+
+    client: str
+    config: Path
+    error: str
+    text: str | None  # None: unreadable, so it blocks every runtime
+
+    def blocks(self, runtime_id: str) -> bool:
+        return self.text is None or runtime_id in self.text
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    client: str
+    path: Path
+
+
+@dataclass
+class Registrations:
+    """Every server entry and every problem found in the clients' configs."""
+
+    configs: list[ClientConfig]
+    entries: list[ServerEntry] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def client_configs(env: Mapping[str, str]) -> list[ClientConfig]:
+    """Where each supported client keeps its global MCP registrations."""
+    home = _home(env)
+
+    def base(var: str, default: Path) -> Path:
+        value = env.get(var)
+        return Path(value).expanduser() if value else default
+
+    opencode = base("OPENCODE_CONFIG_DIR", home / ".config" / "opencode")
+    return [
+        ClientConfig("codex", base("CODEX_HOME", home / ".codex") / "config.toml"),
+        ClientConfig("claude-code", base("CLAUDE_CONFIG_DIR", home) / ".claude.json"),
+        ClientConfig("opencode", opencode / "opencode.json"),
+        ClientConfig("opencode", opencode / "opencode.jsonc"),
+        ClientConfig("vibe", base("VIBE_HOME", home / ".vibe") / "config.toml"),
+    ]
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas -> JSON (strings are left intact)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                raise ValueError("unterminated /* comment")
+            i = end + 2
+        else:
+            if ch in "}]":
+                _drop_trailing_comma(out)
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _drop_trailing_comma(out: list[str]) -> None:
+    k = len(out) - 1
+    while k >= 0 and out[k].isspace():
+        k -= 1
+    if k >= 0 and out[k] == ",":
+        del out[k]
+
+
+class _BadShape(ValueError):
+    pass
+
+
+def _as_strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _entry(client: str, config: Path, name: str, server: Any) -> ServerEntry | None:
+    if not isinstance(server, dict):
+        return None
+    command = [*_as_strings(server.get("command")), *_as_strings(server.get("args"))]
+    env_values: list[str] = []
+    for key in ("env", "environment"):
+        values = server.get(key)
+        if isinstance(values, dict):
+            env_values += [v for v in values.values() if isinstance(v, str)]
+    return ServerEntry(client, config, name, command, env_values)
+
+
+def _named_servers(container: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """(name, server) pairs of a name->server table, or of a list of tables with `name`."""
+    if container is None:
+        return
+    if isinstance(container, dict):
+        yield from ((str(k), v) for k, v in container.items())
+    elif isinstance(container, list):
+        for index, server in enumerate(container):
+            name = server.get("name") if isinstance(server, dict) else None
+            yield (str(name) if name is not None else f"#{index}"), server
+    else:
+        raise _BadShape(f"`{where}` is neither a table nor a list")
+
+
+def _servers(client: str, doc: Any) -> Iterator[tuple[str, Any]]:
+    if not isinstance(doc, dict):
+        raise _BadShape("the document is not an object")
+    if client in ("codex", "vibe"):
+        yield from _named_servers(doc.get("mcp_servers"), "mcp_servers")
+    elif client == "opencode":
+        yield from _named_servers(doc.get("mcp"), "mcp")
+    else:
+        yield from _named_servers(doc.get("mcpServers"), "mcpServers")
+        projects = doc.get("projects")
+        if projects is None:
+            return
+        if not isinstance(projects, dict):
+            raise _BadShape("`projects` is not an object")
+        for project, settings in projects.items():
+            if isinstance(settings, dict):
+                for name, server in _named_servers(settings.get("mcpServers"), "mcpServers"):
+                    yield f"{name} (project {project})", server
+
+
+def _parse(path: Path, text: str) -> Any:
+    if path.suffix == ".toml":
+        return tomllib.loads(text)
+    if path.suffix == ".jsonc":
+        return json.loads(strip_jsonc(text))
+    return json.loads(text)
+
+
+def read_registrations(env: Mapping[str, str]) -> Registrations:
+    """Read every supported client config that exists."""
+    configs = client_configs(env)
+    found = Registrations(configs=configs)
+    for config in configs:
+        path = config.path
+        if not os.path.lexists(path):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            found.problems.append(ConfigProblem(config.client, path, f"cannot read: {exc}", None))
+            continue
+        try:
+            servers = list(_servers(config.client, _parse(path, text)))
+        except (ValueError, _BadShape) as exc:  # TOMLDecodeError and JSONDecodeError included
+            found.problems.append(ConfigProblem(config.client, path, str(exc), text))
+            continue
+        for name, server in servers:
+            entry = _entry(config.client, path, name, server)
+            if entry is not None:
+                found.entries.append(entry)
+    return found
+
+
+def _versions_dirs(root: Path) -> list[str]:
+    dirs = {os.path.normpath(root / "versions"), os.path.realpath(root / "versions")}
+    return sorted(dirs)
+
+
+def referenced_ids(strings: Iterable[str], root: Path) -> set[str]:
+    """Runtime ids (directory names under `<root>/versions`) that these strings point into."""
+    prefixes = [d + os.sep for d in _versions_dirs(root)]
+    real_versions = os.path.realpath(root / "versions") + os.sep
+    ids: set[str] = set()
+    for value in strings:
+        for prefix in prefixes:
+            start = value.find(prefix)
+            while start >= 0:
+                rest = value[start + len(prefix) :]
+                match = _ID_END.search(rest)
+                component = rest[: match.start()] if match else rest
+                if component not in ("", ".", ".."):
+                    ids.add(component)
+                start = value.find(prefix, start + 1)
+        for token in re.split(r"[=:]", value):
+            if token.startswith(("/", "~")):
+                real = os.path.realpath(os.path.expanduser(token))
+                if real.startswith(real_versions):
+                    ids.add(real[len(real_versions) :].split(os.sep)[0])
+    return ids
+
+
+@dataclass(frozen=True)
+class Reference:
+    client: str
+    config: Path
+    server_name: str | None
+    error: str | None = None  # set when the config could not be parsed (fail closed)
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "client": self.client,
+            "config": str(self.config),
+            "server_name": self.server_name,
+        }
+        if self.error is not None:
+            body["error"] = self.error
+        return body
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"{self.client} ({self.config} does not parse)"
+        return f"{self.client}:{self.server_name}"
+
+
+class ReferenceIndex:
+    """Which runtimes of one install root the client registrations hold on to."""
+
+    def __init__(self, root: Path, registrations: Registrations) -> None:
+        self.registrations = registrations
+        self._by_id: dict[str, list[Reference]] = {}
+        for entry in registrations.entries:
+            for runtime_id in referenced_ids(entry.strings(), root):
+                ref = Reference(entry.client, entry.config, entry.server_name)
+                self._by_id.setdefault(runtime_id, []).append(ref)
+
+    @classmethod
+    def scan(cls, root: Path, env: Mapping[str, str] | None = None) -> ReferenceIndex:
+        return cls(root, read_registrations(os.environ if env is None else env))
+
+    def referenced_by(self, runtime_id: str) -> list[Reference]:
+        refs = list(self._by_id.get(runtime_id, []))
+        refs += [
+            Reference(p.client, p.config, None, p.error)
+            for p in self.registrations.problems
+            if p.blocks(runtime_id)
+        ]
+        return refs
