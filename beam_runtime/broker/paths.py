@@ -1,0 +1,89 @@
+"""Resolving the ``path`` argument of a tool against a workspace root (decision 28).
+
+Relative paths live under the root and may not leave it; absolute paths may name any file
+(dependency sources outside the project). Every resolved file is canonical (symlinks followed),
+exists, is a regular file and decodes as UTF-8.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
+
+from beam_runtime.broker.errors import BrokerError, invalid_input
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A Lean source file a tool named, after resolution."""
+
+    root: str
+    abs_path: str
+    display: str
+    uri: str
+
+
+def path_to_uri(abs_path: str) -> str:
+    return Path(abs_path).as_uri()
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The local path behind a ``file:`` URI (percent-decoded), or ``None`` for other schemes."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return os.path.normpath(unquote(parsed.path))
+
+
+def display_path(root: str, abs_path: str) -> str:
+    """Root-relative POSIX spelling when the file is inside the root, else the absolute path."""
+    try:
+        rel = os.path.relpath(abs_path, root)
+    except ValueError:
+        return abs_path
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        return abs_path
+    return PurePosixPath(*Path(rel).parts).as_posix()
+
+
+def resolve_source(root: str, path: str) -> SourceFile:
+    """Resolve ``path`` for the canonical ``root``; raise ``invalidInput`` when it cannot be used."""
+    if not path or "\x00" in path:
+        raise invalid_input("path must be a non-empty file path", "invalidPath", path=path)
+    if os.path.isabs(path):
+        candidate = os.path.normpath(path)
+    else:
+        candidate = os.path.normpath(os.path.join(root, path))
+        if candidate != root and not candidate.startswith(root.rstrip(os.sep) + os.sep):
+            raise invalid_input(
+                f"relative path {path!r} escapes the workspace root {root}",
+                "pathEscapesRoot",
+                path=path,
+            )
+    real = os.path.realpath(candidate)
+    if not os.path.isfile(real):
+        raise invalid_input(f"no such file: {candidate}", "fileNotFound", path=path)
+    return SourceFile(root, real, display_path(root, real), path_to_uri(real))
+
+
+def read_source(source: SourceFile) -> bytes:
+    """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise."""
+    try:
+        with open(source.abs_path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError as exc:
+        raise invalid_input(f"no such file: {source.abs_path}", "fileNotFound") from exc
+    except OSError as exc:
+        raise BrokerError("invalidInput", f"cannot read {source.abs_path}: {exc.strerror}",
+                          {"reason": "unreadable"}) from exc
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise invalid_input(
+            f"{source.display} is not valid UTF-8 (byte {exc.start})",
+            "notUtf8",
+            path=source.display,
+        ) from exc
+    return data
