@@ -49,7 +49,7 @@ def display_path(root: str, abs_path: str) -> str:
 
 
 def resolve_source(root: str, path: str) -> SourceFile:
-    """Resolve ``path`` for the canonical ``root``; raise ``invalidInput`` when it cannot be used."""
+    """Resolve ``path`` for the canonical ``root``; ``invalidInput`` when it cannot be used."""
     if not path or "\x00" in path:
         raise invalid_input("path must be a non-empty file path", "invalidPath", path=path)
     if os.path.isabs(path):
@@ -76,8 +76,11 @@ def read_source(source: SourceFile) -> bytes:
     except FileNotFoundError as exc:
         raise invalid_input(f"no such file: {source.abs_path}", "fileNotFound") from exc
     except OSError as exc:
-        raise BrokerError("invalidInput", f"cannot read {source.abs_path}: {exc.strerror}",
-                          {"reason": "unreadable"}) from exc
+        raise BrokerError(
+            "invalidInput",
+            f"cannot read {source.abs_path}: {exc.strerror}",
+            {"reason": "unreadable"},
+        ) from exc
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -88,7 +88,6 @@ def _outside(line: int, character: int, line_count: int, length: int | None) -> 
     else:
         data["line_length_utf16"] = length
         message = (
-            f"character {character} is past the end of line {line} "
-            f"({length} UTF-16 code units)"
+            f"character {character} is past the end of line {line} ({length} UTF-16 code units)"
         )
     return BrokerError("invalidParams", message, data)

@@ -106,7 +106,12 @@ def test_diagnostics_counts_readiness_and_silence() -> None:
     )
     assert len(items) == 2
     assert diag.counts(items) == {
-        "error": 1, "warning": 1, "information": 0, "hint": 0, "unknown": 0, "total": 2
+        "error": 1,
+        "warning": 1,
+        "information": 0,
+        "hint": 0,
+        "unknown": 0,
+        "total": 2,
     }
     item = diag.to_item(items[0], "Main.lean", "file:///x")
     assert item["range"] == full and item["save_blocking"] and item["completion_blocking"]
@@ -126,7 +131,10 @@ def test_document_progress() -> None:
     rng = {"start": {"line": 4, "character": 0}, "end": {"line": 80, "character": 0}}
     progress.observe([{"range": rng, "kind": 1}])
     assert progress.to_json() == {
-        "updates": 1, "done": False, "range_start_line": 5, "range_end_line": 80
+        "updates": 1,
+        "done": False,
+        "range_start_line": 5,
+        "range_end_line": 80,
     }
     progress.observe([])
     assert progress.to_json() == {"updates": 2, "done": True, "range_end_line": 80}
