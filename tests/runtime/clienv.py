@@ -1,0 +1,60 @@
+"""Running lean-beam's console scripts the way an MCP client would: a real subprocess with only
+HOME, PATH, USER, SHELL, TERM and LOGNAME set (plus what a test adds explicitly)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+VENV_BIN = Path(sys.executable).parent
+SHORT_PATH = "/usr/bin:/bin"
+
+
+def client_env(home: Path, path: str = SHORT_PATH, **extra: str) -> dict[str, str]:
+    return {
+        "HOME": str(home),
+        "PATH": path,
+        "USER": "tester",
+        "SHELL": "/bin/sh",
+        "TERM": "dumb",
+        "LOGNAME": "tester",
+        **extra,
+    }
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def error(self) -> dict[str, Any]:
+        """The single `{"error": {...}}` object a failing --json command writes on stderr."""
+        assert self.stdout == "", self.stdout
+        body = json.loads(self.stderr)
+        assert set(body) == {"error"}, body
+        error: dict[str, Any] = body["error"]
+        assert error["message"] and error["fix"], error
+        return error
+
+
+def run(
+    argv: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120
+) -> Run:
+    done = subprocess.run(
+        argv, env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def dev_command(name: str) -> str:
+    """The console script of the test venv (a development identity)."""
+    return str(VENV_BIN / name)
