@@ -1,0 +1,234 @@
+"""Phase 2 of the server (see `server.py`): anyio writer, line pump and concurrent tool calls."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from beam_mcp.backend import LeanBackend, ToolContext, create_backend
+from beam_mcp.errors import ToolError
+from beam_mcp.progress import LogPolicy, Reporter
+from beam_mcp.router import PendingCall, Router
+from beam_mcp.server import handle_line, write_all
+from beam_mcp.wire import RequestId, RpcError, id_key
+
+if TYPE_CHECKING:
+    from beam_mcp.server import Server
+
+Item = tuple[bytes, Callable[[], None] | None]
+SHUTDOWN_GRACE_S = 5.0
+_BATCH = 256
+
+
+class AsyncOutbox:
+    """Queues output for the single writer task; order of `send` calls is order on stdout."""
+
+    def __init__(self, stream: MemoryObjectSendStream[Item]) -> None:
+        self._stream = stream
+
+    def send(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        self._stream.send_nowait((data, done))
+
+
+@dataclass
+class Flight:
+    """One running backend call."""
+
+    call: PendingCall
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    finished: anyio.Event = field(default_factory=anyio.Event)
+    answered: bool = False
+    cancelled: bool = False
+
+
+class AsyncServer:
+    def __init__(self, server: Server, tg: TaskGroup,
+                 out: MemoryObjectSendStream[Item]) -> None:
+        self.server = server
+        self.router: Router = server.router
+        self.settings = server.settings
+        self.tg = tg
+        self.out = out
+        self.flights: dict[tuple[str, RequestId], Flight] = {}
+        self.fence: anyio.Event | None = None  # set when the latest drop finished
+        self._backend: LeanBackend | None = None
+        self.router.outbox = AsyncOutbox(out)
+        self.router.cancel_hook = self.cancel
+        self.router.runtime_active = lambda: self._backend is not None and \
+            self._backend.runtime_active()
+        self.router.sessions = lambda: {} if self._backend is None else \
+            self._backend.workspace_sessions()
+
+    @property
+    def backend(self) -> LeanBackend:
+        if self._backend is None:
+            self._backend = create_backend(self.settings)
+        return self._backend
+
+    # ------------------------------------------------------------ input
+
+    async def pump(self, first: PendingCall, rest: list[Any]) -> None:
+        self.admit(first)
+        self.feed(rest)
+        while True:
+            item = await anyio.to_thread.run_sync(self.server.next_batch, abandon_on_cancel=True)
+            if self.server.is_end(item):
+                return
+            if not self.server.is_wake(item):
+                self.feed(item)
+
+    def feed(self, lines: list[bytes | RpcError]) -> None:
+        for line in lines:
+            pending = handle_line(self.router, line)
+            if pending is not None:
+                self.admit(pending)
+
+    def admit(self, call: PendingCall) -> None:
+        flight = Flight(call)
+        self.flights[id_key(call.request_id)] = flight
+        if call.tool == "lean_drop_workspace":
+            # A drop is a fence: earlier calls drain first, later ones wait for it.
+            earlier = [f.finished for f in self.flights.values() if f is not flight]
+            self.fence = anyio.Event()
+            self.tg.start_soon(self.run_drop, flight, earlier, self.fence)
+        else:
+            self.tg.start_soon(self.run_call, flight, self.fence)
+
+    def cancel(self, rid: RequestId) -> None:
+        flight = self.flights.get(id_key(rid))
+        if flight is None or flight.answered or flight.call.tool == "lean_drop_workspace":
+            return  # unknown, already answered, or not cancellable once admitted
+        flight.cancelled = True
+        flight.scope.cancel()
+
+    # ------------------------------------------------------------ calls
+
+    async def run_drop(self, flight: Flight, earlier: list[anyio.Event],
+                       fence: anyio.Event) -> None:
+        try:
+            reporter = self.reporter(flight.call)
+            reporter.progress("lean_drop_workspace: preparing workspace eviction")
+            for event in earlier:
+                await event.wait()
+            await self.execute(flight, reporter)
+        finally:
+            fence.set()
+
+    async def run_call(self, flight: Flight, fence: anyio.Event | None) -> None:
+        reporter = self.reporter(flight.call)
+        with flight.scope:
+            if fence is not None:
+                await fence.wait()
+            await self.execute(flight, reporter)
+        self.conclude(flight, reporter)
+
+    async def execute(self, flight: Flight, reporter: Reporter) -> None:
+        call = flight.call
+        ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
+        async with anyio.create_task_group() as timers:
+            if call.token is None:
+                timers.start_soon(self.status_timer, reporter)
+            content: dict[str, Any] | None = None
+            error: ToolError | None = None
+            try:
+                content = await self.backend.call(call.tool, call.arguments, ctx)
+            except ToolError as err:
+                error = err
+            except Exception as exc:  # a backend bug becomes a tool error, not a dead server
+                error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
+            timers.cancel_scope.cancel()
+        reporter.close()
+        flight.answered = True
+        if call.tool == "lean_drop_workspace" and error is None:
+            self.router.stats.forget(call.root)
+        self.router.finish_call(call.request_id, call.tool, call.root, call.admitted,
+                                call.modern, content=content, error=error)
+        self.flights.pop(id_key(call.request_id), None)
+        flight.finished.set()
+
+    def conclude(self, flight: Flight, reporter: Reporter) -> None:
+        """Bookkeeping for a call that was cancelled before it answered."""
+        if flight.answered:
+            return
+        reporter.close()
+        call = flight.call
+        ms = (time.monotonic() - call.admitted) * 1000
+        self.router.stats.record(call.tool, call.root, ms, "cancelled")
+        self.flights.pop(id_key(call.request_id), None)
+        self.router.release(call.request_id)()
+        flight.finished.set()
+
+    def reporter(self, call: PendingCall) -> Reporter:
+        router = self.router
+        level: Callable[[], str | None]
+        if call.modern:
+            level = lambda: call.log_level  # noqa: E731
+        else:
+            level = lambda: router.legacy_level  # noqa: E731
+        return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
+                        policy=LogPolicy(level), send=router.outbox.send, path=call.path)
+
+    async def status_timer(self, reporter: Reporter) -> None:
+        await anyio.sleep(self.settings.status_delay_ms / 1000)
+        reporter.status()
+
+    # ------------------------------------------------------------ shutdown
+
+    async def shutdown(self) -> None:
+        self.router.shutting_down = True
+        for flight in list(self.flights.values()):
+            if not flight.answered:
+                flight.cancelled = True
+                flight.scope.cancel()
+        with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
+            for flight in list(self.flights.values()):
+                await flight.finished.wait()
+            if self._backend is not None:
+                await self._backend.aclose()
+
+
+async def writer(fd: int, stream: MemoryObjectReceiveStream[Item]) -> None:
+    """The only code that writes stdout in phase 2; batches whatever is queued.
+
+    When the client closed our stdout the output is discarded; input EOF still ends the run.
+    """
+    broken = False
+    async with stream:
+        async for first in stream:
+            batch = [first]
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(stream.receive_nowait())
+                except anyio.WouldBlock:
+                    break
+            data = b"".join(item[0] for item in batch)
+            if not broken:
+                try:
+                    await anyio.to_thread.run_sync(write_all, fd, data)
+                except OSError:
+                    broken = True
+            for _, done in batch:
+                if done is not None:
+                    done()
+
+
+async def _main(server: Server, first: PendingCall, rest: list[Any]) -> None:
+    send, receive = anyio.create_memory_object_stream[Item](float("inf"))
+    async with anyio.create_task_group() as outer:
+        outer.start_soon(writer, server.stdout_fd, receive)
+        async with send, anyio.create_task_group() as tg:
+            node = AsyncServer(server, tg, send)
+            await node.pump(first, rest)
+            await node.shutdown()
+            tg.cancel_scope.cancel()
+        server.wake()  # releases a pump thread still waiting for input
+
+
+def run_async(server: Server, pending: tuple[PendingCall, list[Any]]) -> None:
+    anyio.run(_main, server, pending[0], pending[1])

@@ -1,0 +1,340 @@
+"""Synchronous request routing: family selection, lifecycle, every method except running Lean.
+
+The router answers everything it can at once through an `Outbox`. A `tools/call` that needs
+the Lean backend comes back as a `PendingCall`, which the async server runs. Because nothing
+here imports anyio or pydantic, the server answers `server/discover` and `tools/list` before
+those are loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from beam_mcp import families as fam
+from beam_mcp.errors import ToolError
+from beam_mcp.families import Family, Lifecycle
+from beam_mcp.settings import Settings
+from beam_mcp.stats import Stats
+from beam_mcp.tools.catalog import BY_NAME, PROCESS_TOOLS
+from beam_mcp.wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    RpcError,
+    compact,
+    error_message,
+    id_key,
+    result_message,
+    valid_id,
+)
+
+SERVER_NAME = "lean-beam-mcp"
+INSTRUCTIONS = (
+    "Every workspace-bound tool call names its Lean project explicitly in "
+    'arguments.workspace = {"root": "/absolute/path"}; no call depends on an earlier one.'
+)
+CAPABILITIES = {"logging": {}, "tools": {"listChanged": False}}
+CACHE_HINT = {"ttlMs": 3_600_000, "cacheScope": "public"}
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.json")
+IDENTITY_TTL_S = 0.5
+_CALL_KEYS = frozenset(("name", "arguments", "_meta", "inputResponses", "requestState"))
+
+
+class Outbox(Protocol):
+    def send(self, data: bytes, done: Callable[[], None] | None = None) -> None: ...
+
+
+@dataclass
+class PendingCall:
+    """A validated `tools/call` for the backend, owned by its request id until answered."""
+
+    request_id: RequestId
+    tool: str
+    arguments: Any  # the validated pydantic model
+    root: str
+    token: str | int | None
+    modern: bool
+    log_level: str | None  # the modern request's own level; legacy uses the connection level
+    path: str | None
+    admitted: float
+
+
+class Router:
+    def __init__(self, settings: Settings, outbox: Outbox) -> None:
+        from beam_runtime.version import VERSION
+
+        self.settings = settings
+        self.outbox = outbox
+        self.version = VERSION
+        self.server_info = {"name": SERVER_NAME, "version": VERSION}
+        self.state = fam.FamilyState()
+        self.legacy_level = "debug"
+        self.stats = Stats()
+        self.active: set[tuple[str, RequestId]] = set()
+        self.shutting_down = False
+        self.runtime_active: Callable[[], bool] = lambda: False
+        self.sessions: Callable[[], dict[str, dict[str, Any]]] = dict
+        self.cancel_hook: Callable[[RequestId], None] = lambda rid: None
+        self._tools_list: dict[str, Any] | None = None
+        self._identity: tuple[float, dict[str, Any]] | None = None
+
+    # ---------------------------------------------------------------- entry point
+
+    def handle(self, message: Message) -> PendingCall | None:
+        if isinstance(message, Notification):
+            self._notification(message)
+            return None
+        if isinstance(message, Invalid):
+            if message.id is None or id_key(message.id) not in self.active:
+                self.outbox.send(error_message(message.id, message.error))
+            return None
+        key = id_key(message.id)
+        if key in self.active:
+            return None  # a second request reusing a live id is ignored
+        self.active.add(key)
+        try:
+            return self._request(message)
+        except RpcError as err:
+            self.error(message.id, err)
+        except Exception as exc:  # a bug must not kill the transport
+            self.error(message.id, RpcError(INTERNAL_ERROR, f"internal error: {exc}"))
+        return None
+
+    def release(self, rid: RequestId) -> Callable[[], None]:
+        key = id_key(rid)
+        return lambda: self.active.discard(key)
+
+    def respond(self, rid: RequestId, result: dict[str, Any], modern: bool,
+                cache: bool = False) -> None:
+        if modern:
+            result = self._decorate(result, cache)
+        self.outbox.send(result_message(rid, result), self.release(rid))
+
+    def error(self, rid: RequestId, err: RpcError) -> None:
+        self.outbox.send(error_message(rid, err), self.release(rid))
+
+    # ---------------------------------------------------------------- families
+
+    def _request(self, req: Request) -> PendingCall | None:
+        if self.shutting_down:
+            raise RpcError(INVALID_REQUEST, "the MCP server is shutting down")
+        if fam.is_modern(req.method, req.params):
+            return self._modern(req)
+        return self._legacy(req)
+
+    def _modern(self, req: Request) -> PendingCall | None:
+        if self.state.family is Family.LEGACY:
+            raise self.state.cross_family(Family.MODERN)
+        meta = fam.parse_modern_meta(req.params)
+        if req.method == "server/discover":
+            _only(req.params, ("_meta",), "server/discover")
+            self.respond(req.id, {"supportedVersions": list(fam.SUPPORTED_MODERN),
+                                  "capabilities": CAPABILITIES, "serverInfo": self.server_info,
+                                  "instructions": INSTRUCTIONS}, True, cache=True)
+            return None
+        if req.method not in ("tools/list", "tools/call"):
+            raise _not_found(req.method, fam.MODERN_VERSION)
+        self.state.family = Family.MODERN
+        return self._operation(req, modern=True, log_level=meta.log_level)
+
+    def _legacy(self, req: Request) -> PendingCall | None:
+        state = self.state
+        if state.family is Family.MODERN:
+            if req.method in fam.LEGACY_ONLY:
+                raise state.cross_family(Family.LEGACY)
+            raise RpcError(INVALID_PARAMS, "modern MCP requests require params._meta with "
+                           f'"{fam.META_VERSION}" and "{fam.META_CAPABILITIES}"')
+        if req.method == "initialize":
+            return self._initialize(req)
+        if req.method == "ping":
+            _only(req.params, ("_meta",), "ping")
+            self.respond(req.id, {}, False)
+            return None
+        if req.method not in ("tools/list", "tools/call", "logging/setLevel"):
+            raise _not_found(req.method, fam.LEGACY_VERSION)
+        if state.lifecycle is Lifecycle.FRESH:
+            raise RpcError(INVALID_REQUEST, "initialize must complete before MCP operation "
+                           "requests")
+        if state.lifecycle is Lifecycle.INITIALIZED:
+            raise RpcError(INVALID_REQUEST, "notifications/initialized is required before MCP "
+                           "operation requests")
+        if req.method == "logging/setLevel":
+            self._set_level(req)
+            return None
+        return self._operation(req, modern=False, log_level=None)
+
+    def _initialize(self, req: Request) -> None:
+        if self.state.lifecycle is not Lifecycle.FRESH:
+            raise RpcError(INVALID_REQUEST, "initialize has already completed")
+        fam.check_initialize(req.params)
+        self.state.family = Family.LEGACY
+        self.state.lifecycle = Lifecycle.INITIALIZED
+        self.respond(req.id, {"protocolVersion": fam.LEGACY_VERSION,
+                              "capabilities": CAPABILITIES, "serverInfo": self.server_info,
+                              "instructions": INSTRUCTIONS}, False)
+
+    def _set_level(self, req: Request) -> None:
+        _only(req.params, ("level", "_meta"), "logging/setLevel")
+        level = req.params.get("level")
+        if level not in fam.LOG_RANK:
+            raise RpcError(INVALID_PARAMS, f"invalid log level {level!r}; expected one of "
+                           f"{', '.join(fam.LOG_LEVELS)}")
+        self.legacy_level = str(level)
+        self.respond(req.id, {}, False)
+
+    def _notification(self, note: Notification) -> None:
+        if note.method == "notifications/initialized":
+            state = self.state
+            if state.family is Family.LEGACY and state.lifecycle is Lifecycle.INITIALIZED:
+                state.lifecycle = Lifecycle.READY
+        elif note.method == "notifications/cancelled":
+            rid = note.params.get("requestId")
+            if valid_id(rid):
+                self.cancel_hook(rid)
+        # Other notifications carry nothing this server acts on.
+
+    def _decorate(self, result: dict[str, Any], cache: bool) -> dict[str, Any]:
+        meta = dict(result.get("_meta") or {})
+        meta[fam.META_SERVER_INFO] = self.server_info
+        out = {**result, "resultType": "complete", "_meta": meta}
+        if cache:
+            out.update(CACHE_HINT)
+        return out
+
+    # ---------------------------------------------------------------- operations
+
+    def _operation(self, req: Request, *, modern: bool, log_level: str | None
+                   ) -> PendingCall | None:
+        if req.method == "tools/list":
+            self._list(req, modern)
+            return None
+        return self._call(req, modern, log_level)
+
+    def _list(self, req: Request, modern: bool) -> None:
+        _only(req.params, ("cursor", "_meta"), "tools/list")
+        if req.params.get("cursor") is not None:
+            raise RpcError(INVALID_PARAMS, "tools/list has a single page; cursor is not valid")
+        if self._tools_list is None:
+            with open(SCHEMA_FILE, "rb") as handle:
+                self._tools_list = json.load(handle)
+        self.respond(req.id, self._tools_list, modern, cache=True)
+
+    def _call(self, req: Request, modern: bool, log_level: str | None) -> PendingCall | None:
+        params = req.params
+        extra = sorted(k for k in params if k not in _CALL_KEYS)
+        if extra:
+            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")
+        mrtr = [k for k in ("inputResponses", "requestState") if k in params]
+        if mrtr:
+            raise RpcError(INVALID_PARAMS, f"{mrtr[0]} is only valid after an input_required "
+                           "result, and this server never returns one")
+        name = params.get("name")
+        if not isinstance(name, str) or name not in BY_NAME:
+            raise RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
+        arguments = params.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "tools/call arguments must be an object")
+        token = _progress_token(params.get("_meta"))
+        started = time.monotonic()
+        try:
+            if name in PROCESS_TOOLS:
+                content = self._process_tool(name, arguments)
+            else:
+                return self._admit(req.id, name, arguments, token, modern, log_level, started)
+        except ToolError as err:
+            self.finish_call(req.id, name, None, started, modern, error=err)
+            return None
+        self.finish_call(req.id, name, None, started, modern, content=content)
+        return None
+
+    def _admit(self, rid: RequestId, name: str, arguments: dict[str, Any],
+               token: str | int | None, modern: bool, log_level: str | None,
+               started: float) -> PendingCall:
+        from beam_mcp.workspace import canonical_root
+
+        model = validate_arguments(name, arguments)
+        vanished_ok = name == "lean_drop_workspace"
+        root = canonical_root(model.workspace.root, allow_vanished=vanished_ok)
+        path = getattr(model, "path", None)
+        return PendingCall(rid, name, model, root, token, modern, log_level, path, started)
+
+    def _process_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if arguments:
+            validate_arguments(name, arguments)  # raises the invalidInput error
+        if name == "beam_stats":
+            return self.stats.to_json(self.sessions())
+        return self.identity()
+
+    def identity(self) -> dict[str, Any]:
+        now = time.monotonic()
+        if self._identity is None or now - self._identity[0] > IDENTITY_TTL_S:
+            from beam_runtime.identity import MCP_PROTOCOL, runtime_identity
+
+            ident = runtime_identity(SERVER_NAME, beam_cli=self.settings.beam_cli)
+            ident["mcp_protocol"] = MCP_PROTOCOL
+            self._identity = (now, ident)
+        return {**self._identity[1], "runtime_active": bool(self.runtime_active())}
+
+    def finish_call(self, rid: RequestId, tool: str, root: str | None, started: float,
+                    modern: bool, *, content: dict[str, Any] | None = None,
+                    error: ToolError | None = None) -> None:
+        """Records statistics and writes the final `tools/call` result."""
+        ms = (time.monotonic() - started) * 1000
+        self.stats.record(tool, root, ms, "ok" if error is None else "error")
+        body = content if error is None else error.content()
+        result = {"content": [{"type": "text", "text": compact(body)}],
+                  "structuredContent": body, "isError": error is not None}
+        self.respond(rid, result, modern)
+
+
+def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:
+    """Validates tool arguments with the tool's pydantic model (imported on first use)."""
+    from pydantic import ValidationError
+
+    from beam_mcp.tools.models import INPUT_MODELS
+
+    try:
+        return INPUT_MODELS[tool].model_validate(arguments)
+    except ValidationError as exc:
+        problems = [
+            {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"],
+             "type": e["type"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
+        raise ToolError("invalidInput", f"invalid {tool} arguments: {summary}",
+                        {"errors": problems}) from None
+
+
+def _progress_token(meta: Any) -> str | int | None:
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        raise RpcError(INVALID_PARAMS, "tools/call _meta must be an object")
+    if "progressToken" not in meta:
+        return None
+    token = meta["progressToken"]
+    if not valid_id(token):
+        raise RpcError(INVALID_PARAMS, "_meta.progressToken must be a string or an integer")
+    return token  # type: ignore[no-any-return]
+
+
+def _only(params: dict[str, Any], allowed: tuple[str, ...], method: str) -> None:
+    extra = sorted(k for k in params if k not in allowed)
+    if extra:
+        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")
+
+
+def _not_found(method: str, revision: str) -> RpcError:
+    return RpcError(METHOD_NOT_FOUND, f"method not found in MCP {revision}: {method}")

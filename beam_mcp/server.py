@@ -1,0 +1,167 @@
+"""The stdio server: one stdin reader thread, one serialized writer, concurrent tool calls.
+
+Start-up is in two phases so the first `tools/list` answer does not wait for anyio, asyncio or
+pydantic (decision 23):
+
+1. Synchronous: the main thread takes lines from the reader and lets the router answer them,
+   writing each answer directly. Nothing runs concurrently, so this is trivially serialized.
+2. Async (anyio): entered on the first `tools/call` that needs the Lean backend. A writer task
+   owns stdout, a pump task feeds lines to the router, and every backend call runs in its own
+   cancel scope inside one task group.
+
+EOF, SIGTERM, SIGINT and SIGHUP end both phases the same way: stop admitting, cancel in-flight
+calls (they get no response), flush what was already answered, exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from beam_mcp.router import PendingCall, Router
+from beam_mcp.settings import Settings
+from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RpcError, decode, error_message
+
+_CHUNK = 1 << 16
+_EOF = object()
+_SIGNAL = object()
+_WAKE = object()
+_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
+class LineReader:
+    """The one thread that reads stdin; splits it into lines and queues them in batches."""
+
+    def __init__(self, fd: int, inbox: queue.SimpleQueue[Any]) -> None:
+        self._fd = fd
+        self._inbox = inbox
+        self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._read()
+        except Exception:  # a broken stdin is the end of input
+            pass
+        self._inbox.put(_EOF)
+
+    def _read(self) -> None:
+        pending = bytearray()
+        overlong = False
+        while True:
+            chunk = os.read(self._fd, _CHUNK)
+            if not chunk:
+                if pending and not overlong:
+                    self._inbox.put([bytes(pending)])
+                return
+            pending += chunk
+            lines: list[bytes | RpcError] = []
+            start = 0
+            while (end := pending.find(b"\n", start)) >= 0:
+                if overlong:
+                    overlong = False  # the rest of a discarded line
+                else:
+                    lines.append(bytes(pending[start:end]))
+                start = end + 1
+            del pending[:start]
+            if len(pending) > MAX_LINE_BYTES:
+                if not overlong:
+                    lines.append(RpcError(PARSE_ERROR, "line longer than 32 MiB discarded"))
+                overlong = True
+                pending.clear()
+            if lines:
+                self._inbox.put(lines)
+
+
+class SyncOutbox:
+    """Phase-1 writer: answers go straight to stdout, in order."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def send(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        write_all(self._fd, data)
+        if done is not None:
+            done()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def handle_line(router: Router, line: bytes | RpcError) -> PendingCall | None:
+    if isinstance(line, RpcError):
+        router.outbox.send(error_message(None, line))
+        return None
+    stripped = line.strip()
+    if not stripped:
+        return None  # blank lines are ignored (decision 21)
+    return router.handle(decode(stripped))
+
+
+class Server:
+    def __init__(self, settings: Settings, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
+        self.settings = settings
+        self.stdout_fd = stdout_fd
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.reader = LineReader(stdin_fd, self.inbox)
+        self.router = Router(settings, SyncOutbox(stdout_fd))
+
+    def run(self) -> int:
+        self._install_signals()
+        self.reader.start()
+        try:
+            pending = self._sync_phase()
+            if pending is not None:
+                from beam_mcp.aserver import run_async
+
+                run_async(self, pending)
+        except BrokenPipeError:
+            pass  # the client closed stdout: nothing more can be said
+        return 0
+
+    def _install_signals(self) -> None:
+        for name in _SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # SimpleQueue.put is safe to call from a signal handler.
+        self.inbox.put(_SIGNAL)
+
+    def _sync_phase(self) -> tuple[PendingCall, list[bytes | RpcError]] | None:
+        while True:
+            item = self.inbox.get()
+            if item is _EOF or item is _SIGNAL:
+                return None
+            if item is _WAKE:
+                continue
+            for index, line in enumerate(item):
+                pending = handle_line(self.router, line)
+                if pending is not None:
+                    return pending, item[index + 1:]
+
+    def next_batch(self) -> Any:
+        """Blocking: the next batch of lines, or an end marker. Runs in a worker thread."""
+        return self.inbox.get()
+
+    def wake(self) -> None:
+        self.inbox.put(_WAKE)
+
+    @staticmethod
+    def is_end(item: Any) -> bool:
+        return item is _EOF or item is _SIGNAL
+
+    @staticmethod
+    def is_wake(item: Any) -> bool:
+        return item is _WAKE

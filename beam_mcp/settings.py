@@ -1,0 +1,128 @@
+"""Server settings: one frozen dataclass, filled from flags, then `LEAN_BEAM_MCP_*`, then defaults.
+
+MCP clients start servers with almost no environment, so every setting has both a flag and an
+environment variable (decision 27). The broker reads its knobs from this object.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ENV_PREFIX = "LEAN_BEAM_MCP_"
+# Fault injection for tests only: selects a backend that sleeps instead of running Lean.
+TEST_BACKEND_ENV = "LEAN_BEAM_MCP_TEST_BACKEND"
+SELF_CHECK_TIMEOUT_ENV = "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A numeric setting: attribute name, default, help text."""
+
+    name: str
+    default: int
+    help: str
+    minimum: int = 0
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("status_delay_ms", 2000, "delay before the single beam.status notice of a slow call"),
+    Knob("session_start_timeout_ms", 600_000, "limit for starting a workspace's Lean session",
+         1),
+    Knob("barrier_timeout_ms", 600_000, "limit for a sync barrier (waiting for diagnostics)", 1),
+    Knob("navigation_timeout_ms", 60_000, "limit for hover, goals, symbols and similar", 1),
+    Knob("idle_timeout_ms", 1_800_000, "close a workspace's Lean session after this idle time "
+         "(0: never)"),
+    Knob("max_workspaces", 8, "Lean workspaces kept at once (least recently used idle one "
+         "closes first)", 1),
+    Knob("scratch_per_document", 1, "scratch documents per source document for speculation", 1),
+    Knob("scratch_per_process", 8, "scratch documents for the whole process", 1),
+    Knob("scratch_idle_ms", 300_000, "close idle scratch documents after this time"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    beam_cli: str | None = None
+    lean_cmd: tuple[str, ...] | None = None
+    lean_plugin: str | None = None
+    log_file: str | None = None
+    status_delay_ms: int = 2000
+    session_start_timeout_ms: int = 600_000
+    barrier_timeout_ms: int = 600_000
+    navigation_timeout_ms: int = 60_000
+    idle_timeout_ms: int = 1_800_000
+    max_workspaces: int = 8
+    scratch_per_document: int = 1
+    scratch_per_process: int = 8
+    scratch_idle_ms: int = 300_000
+    test_backend: str | None = field(default=None, repr=False)
+
+    def child_args(self) -> list[str]:
+        """Flags that reproduce these settings in another server process (self-check)."""
+        args: list[str] = []
+        if self.beam_cli is not None:
+            args += ["--beam-cli", self.beam_cli]
+        if self.lean_cmd is not None:
+            args += ["--lean-cmd", shlex.join(self.lean_cmd)]
+        if self.lean_plugin is not None:
+            args += ["--lean-plugin", self.lean_plugin]
+        if self.log_file is not None:
+            args += ["--log-file", self.log_file]
+        defaults = Settings()
+        for knob in KNOBS:
+            value = getattr(self, knob.name)
+            if value != getattr(defaults, knob.name):
+                args += [knob.flag, str(value)]
+        return args
+
+
+class SettingsError(ValueError):
+    """A flag or environment value that cannot be used; the command line exits 2."""
+
+
+def parse_int(text: str, source: str, minimum: int) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise SettingsError(f"{source}: expected an integer, got {text!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{source}: must be at least {minimum}, got {value}")
+    return value
+
+
+def build_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
+    """Combines parsed flags (None when absent) with the environment."""
+    values: dict[str, Any] = {}
+    for name in ("beam_cli", "lean_plugin", "log_file"):
+        raw = flags.get(name)
+        if raw is None:
+            raw = env.get(ENV_PREFIX + name.upper()) or None
+        values[name] = os.path.abspath(os.path.expanduser(raw)) if raw else None
+    cmd = flags.get("lean_cmd")
+    if cmd is None:
+        cmd = env.get(ENV_PREFIX + "LEAN_CMD") or None
+    if cmd is not None:
+        argv = tuple(shlex.split(cmd))
+        if not argv:
+            raise SettingsError("--lean-cmd: the command is empty")
+        values["lean_cmd"] = argv
+    for knob in KNOBS:
+        raw_flag = flags.get(knob.name)
+        if raw_flag is not None:
+            values[knob.name] = parse_int(str(raw_flag), knob.flag, knob.minimum)
+        elif env.get(knob.env):
+            values[knob.name] = parse_int(env[knob.env], knob.env, knob.minimum)
+    values["test_backend"] = env.get(TEST_BACKEND_ENV) or None
+    return Settings(**values)

@@ -1,0 +1,152 @@
+"""One strict, closed pydantic model per tool input (decision 22).
+
+Imported lazily, on the first `tools/call` that needs validation; `schema.json` is generated from
+these models by `beam_mcp.tools.generate`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+Natural = Annotated[int, Field(ge=0)]
+DocVersion = Annotated[int, Field(ge=1)]
+
+
+class Workspace(Closed):
+    root: str = Field(description="Absolute path of the Lean/Lake project root.")
+
+
+class Handle(Closed):
+    id: str = Field(description="Opaque handle id returned by an earlier call.")
+
+
+class NoInput(Closed):
+    pass
+
+
+class WorkspaceOnly(Closed):
+    workspace: Workspace
+
+
+class PathInput(WorkspaceOnly):
+    path: str = Field(description="File path, relative to the workspace root or absolute.")
+
+
+class DocumentInput(PathInput):
+    version: DocVersion = Field(description="Document version from lean_update or lean_sync.")
+
+
+class PositionInput(DocumentInput):
+    line: Natural
+    character: Natural
+
+
+class RunAtInput(PositionInput):
+    text: str = Field(description="Lean command or tactic text to try at the position.")
+
+
+class ReferencesInput(PositionInput):
+    include_declaration: bool = True
+
+
+class WorkspaceSymbolsInput(WorkspaceOnly):
+    query: str
+
+
+class GoalsInput(PositionInput):
+    mode: Literal["before", "after"]
+
+
+TodoKind = Literal["sorry", "hole", "diagnostic", "code_action", "incomplete_proof"]
+
+
+class TodoInput(DocumentInput):
+    start_line: Natural
+    start_character: Natural
+    end_line: Natural
+    end_character: Natural
+    kinds: list[TodoKind] = Field(default_factory=list, description="Empty means every kind.")
+    suggest: Literal["none", "basic"] = "basic"
+
+
+class CodeActionResolveInput(DocumentInput):
+    code_action: dict[str, Any] = Field(description="A code_action item from lean_todo.")
+
+
+class HandleInput(PathInput):
+    handle: Handle
+
+
+class RunWithInput(HandleInput):
+    text: str
+
+
+DiagnosticScope = Literal["errors", "all"]
+
+
+class SyncInput(PathInput):
+    diagnostic_scope: DiagnosticScope = "errors"
+    diagnostics_in_result: bool = False
+
+
+class SaveInput(PathInput):
+    diagnostic_scope: DiagnosticScope = "errors"
+
+
+class Evidence(Closed):
+    name: str
+    content: Any
+    path: str | None = None
+
+
+class FeedbackInput(WorkspaceOnly):
+    title: str
+    summary: str
+    reproduction: str
+    expected: str
+    actual: str
+    kind: Literal["bug", "ux", "perf", "docs", "question"] = "bug"
+    severity: Literal["low", "medium", "high", "critical"] = "medium"
+    impact: str | None = None
+    workaround: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    bundle: Literal["none", "dir", "zip"] = "none"
+    redact: bool = True
+    confidential: bool = False
+    include_collected: bool = False
+
+
+INPUT_MODELS: dict[str, type[Closed]] = {
+    "beam_version": NoInput,
+    "beam_stats": NoInput,
+    "beam_feedback_report": FeedbackInput,
+    "lean_drop_workspace": WorkspaceOnly,
+    "lean_run_at": RunAtInput,
+    "lean_run_at_handle": RunAtInput,
+    "lean_hover": PositionInput,
+    "lean_signature_help": PositionInput,
+    "lean_definition": PositionInput,
+    "lean_references": ReferencesInput,
+    "lean_document_symbols": DocumentInput,
+    "lean_workspace_symbols": WorkspaceSymbolsInput,
+    "lean_goals": GoalsInput,
+    "lean_todo": TodoInput,
+    "lean_code_action_resolve": CodeActionResolveInput,
+    "lean_run_with": RunWithInput,
+    "lean_run_with_linear": RunWithInput,
+    "lean_release": HandleInput,
+    "lean_update": PathInput,
+    "lean_sync": SyncInput,
+    "lean_refresh": SyncInput,
+    "lean_save": SaveInput,
+    "lean_close_save": SaveInput,
+    "lean_close": PathInput,
+}

@@ -1,0 +1,138 @@
+"""JSON-RPC framing for the stdio transport: envelopes, ids, error codes, encoding.
+
+Only the standard library is imported here: this module is on the cold-start path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+UNSUPPORTED_VERSION = -32022
+
+# A line longer than this is answered with -32700 and discarded (decision 21).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+RequestId = str | int
+
+_REQUEST_KEYS = frozenset(("jsonrpc", "id", "method", "params"))
+# ASCII output stays valid UTF-8 even when a client sent lone surrogates in a string.
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+class RpcError(Exception):
+    """A JSON-RPC error answer for one request."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            body["data"] = self.data
+        return body
+
+
+@dataclass(frozen=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A line that cannot be dispatched; `id` is the recovered id, if it was valid."""
+
+    id: RequestId | None
+    error: RpcError
+
+
+Message = Request | Notification | Invalid
+
+
+def valid_id(value: Any) -> bool:
+    # bool is a subclass of int but JSON true/false are not valid ids.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def id_key(value: RequestId) -> tuple[str, RequestId]:
+    """Keeps string and integer ids distinct when used as dictionary keys."""
+    return ("s" if isinstance(value, str) else "i", value)
+
+
+def decode(line: bytes) -> Message:
+    """Classifies one non-blank input line."""
+    try:
+        obj = json.loads(line, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return Invalid(None, RpcError(PARSE_ERROR, "parse error: the line is not valid JSON"))
+    if isinstance(obj, list):
+        return Invalid(None, RpcError(INVALID_REQUEST, "batch requests are not supported"))
+    if not isinstance(obj, dict):
+        return Invalid(None, RpcError(INVALID_REQUEST, "a message must be a JSON object"))
+    return _classify(obj)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _classify(obj: dict[str, Any]) -> Message:
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    rid: RequestId | None = raw_id if has_id and valid_id(raw_id) else None
+    if "method" not in obj:
+        # A response from the client: this server never sends requests.
+        return Invalid(None, RpcError(INVALID_REQUEST, "unexpected message without a method"))
+    if has_id and rid is None:
+        return Invalid(None, RpcError(INVALID_REQUEST, "id must be a string or an integer"))
+    extra = sorted(k for k in obj if k not in _REQUEST_KEYS)
+    if extra:
+        return Invalid(rid, RpcError(INVALID_REQUEST, f"undeclared envelope members: {extra}"))
+    if obj.get("jsonrpc") != "2.0":
+        return Invalid(rid, RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"'))
+    method = obj["method"]
+    if not isinstance(method, str):
+        return Invalid(rid, RpcError(INVALID_REQUEST, "method must be a string"))
+    params = obj.get("params", {})
+    if not isinstance(params, dict):
+        return Invalid(rid, RpcError(INVALID_PARAMS, "params must be an object"))
+    if rid is None:
+        return Notification(method, params)
+    return Request(rid, method, params)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return (_encode(message) + "\n").encode("utf-8")
+
+
+def compact(value: Any) -> str:
+    return _encode(value)
+
+
+def result_message(rid: RequestId, result: dict[str, Any]) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def error_message(rid: RequestId | None, error: RpcError) -> bytes:
+    return encode({"jsonrpc": "2.0", "id": rid, "error": error.to_json()})
+
+
+def notification_message(method: str, params: dict[str, Any]) -> bytes:
+    return encode({"jsonrpc": "2.0", "method": method, "params": params})

@@ -1,0 +1,39 @@
+"""Validation and canonicalization of the local workspace descriptor."""
+
+from __future__ import annotations
+
+import os
+
+from beam_mcp.errors import ToolError
+
+PROJECT_MARKERS = ("lean-toolchain", "lakefile.lean", "lakefile.toml")
+
+
+def canonical_root(root: str, *, allow_vanished: bool = False) -> str:
+    """The canonical absolute root of a Lean project, or an `invalidInput` tool error.
+
+    With `allow_vanished` (cache eviction), a root that no longer exists or lost its project
+    files is still accepted and normalized as far as the filesystem allows.
+    """
+    if not root or not os.path.isabs(root):
+        raise _invalid("workspace root must be an absolute path", root, "notAbsolute")
+    if "\x00" in root:
+        raise _invalid("workspace root contains a NUL character", root, "invalidPath")
+    canonical = os.path.realpath(root)
+    if allow_vanished:
+        return canonical
+    if not os.path.exists(canonical):
+        raise _invalid(f"workspace root does not exist: {root}", root, "notFound")
+    if not os.path.isdir(canonical):
+        raise _invalid(f"workspace root is not a directory: {root}", root, "notDirectory")
+    if not any(os.path.isfile(os.path.join(canonical, m)) for m in PROJECT_MARKERS):
+        raise _invalid(
+            f"workspace root is not a Lean project (no {', '.join(PROJECT_MARKERS)}): {root}",
+            root,
+            "notLeanProject",
+        )
+    return canonical
+
+
+def _invalid(message: str, root: str, reason: str) -> ToolError:
+    return ToolError("invalidInput", message, {"reason": reason, "root": root})
