@@ -1,0 +1,166 @@
+"""`lean-beam runtime list`: every runtime of an install root and what holds on to it.
+
+Shared with prune and doctor: `scan_runtimes` reads `versions/` once (structural validation, no
+hashing), `current_runtime_id` reads the `current` link.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from beam_runtime.layout import current_link, versions_dir
+
+if TYPE_CHECKING:
+    from beam_runtime.records import Manifest
+    from beam_runtime.references import Reference, ReferenceIndex
+
+
+@dataclass
+class RuntimeEntry:
+    """One entry of `versions/`: a valid runtime (manifest set) or an invalid one (reason set)."""
+
+    name: str
+    path: Path
+    manifest: Manifest | None
+    invalid: str | None
+    inode: tuple[int, int] | None  # (st_dev, st_ino) of the entry itself, to notice swaps
+    current: bool = False
+    active: bool = False
+    referenced_by: list[Reference] = field(default_factory=list)
+
+    @property
+    def created_at(self) -> str | None:
+        return self.manifest.created_at if self.manifest else None
+
+    def holders(self) -> list[str]:
+        """Why this runtime must stay, in words."""
+        reasons = ["current"] if self.current else []
+        if self.active:
+            reasons.append("active")
+        reasons += [f"referenced by {ref.describe()}" for ref in self.referenced_by]
+        return reasons
+
+    def to_json(self) -> dict[str, Any]:
+        manifest = self.manifest
+        return {
+            "id": self.name,
+            "version": manifest.version if manifest else None,
+            "created_at": manifest.created_at if manifest else None,
+            "bytes": manifest.bytes if manifest else None,
+            "current": self.current,
+            "active": self.active,
+            "referenced_by": [ref.to_json() for ref in self.referenced_by],
+            "invalid": self.invalid,
+        }
+
+
+def current_runtime_id(root: Path) -> str | None:
+    """The id `<root>/current` resolves to, when it resolves to a directory of `versions/`."""
+    link = current_link(root)
+    target = os.path.realpath(link)
+    if not os.path.isdir(target) or os.path.dirname(target) != os.path.realpath(
+        versions_dir(root)
+    ):
+        return None
+    return os.path.basename(target)
+
+
+def inspect_entry(path: Path) -> RuntimeEntry:
+    """Structural validation of one `versions/` entry (no hashing)."""
+    from beam_runtime.records import load_manifest, structural_problem
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return RuntimeEntry(path.name, path, None, f"{path} vanished", None)
+    inode = (info.st_dev, info.st_ino)
+    problem = structural_problem(path)
+    if problem is not None:
+        return RuntimeEntry(path.name, path, None, problem, inode)
+    try:
+        manifest = load_manifest(path)
+    except (OSError, ValueError) as exc:  # changed since the check a moment ago
+        return RuntimeEntry(path.name, path, None, f"manifest unreadable: {exc}", inode)
+    return RuntimeEntry(path.name, path, manifest, None, inode)
+
+
+def scan_runtimes(root: Path) -> list[RuntimeEntry]:
+    """Every entry of `<root>/versions`, newest valid runtime first, then the invalid ones."""
+    versions = versions_dir(root)
+    try:
+        names = sorted(os.listdir(versions))
+    except FileNotFoundError:
+        return []
+    entries = [inspect_entry(versions / name) for name in names]
+    valid = sorted(
+        (e for e in entries if e.manifest), key=lambda e: (e.created_at or "", e.name), reverse=True
+    )
+    return valid + [e for e in entries if e.manifest is None]
+
+
+def annotate(
+    root: Path, entries: list[RuntimeEntry], references: ReferenceIndex
+) -> list[RuntimeEntry]:
+    """Fill in `current`, `active` and `referenced_by`."""
+    from beam_runtime.leases import lease_is_held
+
+    current = current_runtime_id(root)
+    for entry in entries:
+        entry.current = entry.name == current
+        entry.active = lease_is_held(root, entry.name)
+        entry.referenced_by = references.referenced_by(entry.name)
+    return entries
+
+
+@dataclass
+class RuntimeListing:
+    install_root: Path
+    current: str | None
+    runtimes: list[RuntimeEntry]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "install_root": str(self.install_root),
+            "current": self.current,
+            "runtimes": [entry.to_json() for entry in self.runtimes],
+        }
+
+    def to_text(self) -> str:
+        lines = [f"install root: {self.install_root}", f"current: {self.current or 'none'}"]
+        if not self.runtimes:
+            lines.append("no runtimes installed; run `lean-beam install`")
+        for entry in self.runtimes:
+            lines.append(_text_line(entry))
+        return "\n".join(lines)
+
+
+def human_bytes(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+def _text_line(entry: RuntimeEntry) -> str:
+    if entry.manifest is None:
+        return f"  {entry.name}  invalid: {entry.invalid}"
+    flags = ", ".join(entry.holders()) or "unused"
+    manifest = entry.manifest
+    return (
+        f"  {entry.name}  {manifest.version}  {manifest.created_at}  "
+        f"{human_bytes(manifest.bytes)}  {flags}"
+    )
+
+
+def list_runtimes(root: Path, env: Mapping[str, str] | None = None) -> RuntimeListing:
+    from beam_runtime.references import ReferenceIndex
+
+    entries = scan_runtimes(root)
+    annotate(root, entries, ReferenceIndex.scan(root, env))
+    return RuntimeListing(root, current_runtime_id(root), entries)
