@@ -70,17 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def print_version(beam_cli: str | None) -> int:
-    from beam_runtime.identity import MCP_PROTOCOL, runtime_identity
+    from beam_runtime.identity import MCP_PROTOCOL, format_identity, runtime_identity
 
     ident = runtime_identity(PROG, beam_cli=beam_cli)
     ident["mcp_protocol"] = MCP_PROTOCOL
-    lines = [f"{ident.pop('name', PROG)} {ident.pop('version', '')}"]
-    for key, value in ident.items():
-        if value is None:
-            continue
-        shown = str(value).lower() if isinstance(value, bool) else value
-        lines.append(f"{key.replace('_', ' ')}: {shown}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write(format_identity(ident))
     return 0
 
 
