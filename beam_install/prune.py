@@ -168,11 +168,18 @@ def _refuse_development() -> BeamError:
 
 def pruning_root() -> Path:
     """The install root of the running runtime, which must be the current one."""
-    from beam_runtime.identity import locate_runtime
+    from beam_runtime.identity import locate_runtime, runtime_error
 
     location = locate_runtime()
     if location is None:
         raise _refuse_development()
+    problem = runtime_error(str(location.runtime_dir))
+    if problem is not None:
+        raise BeamError(
+            "invalidRuntime",
+            f"refusing to prune: {problem}",
+            "repair the install root as the message says, then retry",
+        )
     check_running_is_current(location.root, location.runtime_id)
     return location.root
 
@@ -309,6 +316,9 @@ def run_prune(
     lock_timeout: float | None = None,
 ) -> PruneResult:
     """Plan, and with `apply` remove. Errors after the first removal land in `result.error`."""
+    from beam_install.root import inspect_root
+
+    inspect_root(root)  # refuses a root with a bad marker or entries lean-beam does not own
     if not apply:
         plan = plan_prune(root, keep_latest, env)
         result = PruneResult(root, True, keep_latest, current_runtime_id(root), plan)
@@ -318,6 +328,7 @@ def run_prune(
 
     timeout = PRUNE_LOCK_TIMEOUT if lock_timeout is None else lock_timeout
     with install_lock(root, timeout=timeout, command="lean-beam runtime prune"):
+        inspect_root(root)
         if running_id is not None:
             check_running_is_current(root, running_id)
         cleared = clear_trash(root)

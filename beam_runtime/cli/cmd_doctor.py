@@ -1,0 +1,23 @@
+"""`lean-beam doctor [--json]`: prints its report; exit 1 when anything is broken."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from beam_runtime.cli.output import emit
+
+
+@click.command("doctor")
+@click.option("--install-root", default=None, help="Install root (default: BEAM_INSTALL_ROOT).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
+def doctor(install_root: str | None, as_json: bool) -> None:
+    """Check the installation, client registrations, the Lean toolchain and a live MCP run."""
+    from beam_runtime.doctor import run_doctor
+
+    report = run_doctor(install_root, cwd=Path(os.getcwd()), env=os.environ)
+    emit(report, as_json)
+    if not report.ok:
+        raise SystemExit(1)

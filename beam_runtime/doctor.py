@@ -1,0 +1,382 @@
+"""`lean-beam doctor`: what is installed, what is broken, and the command that fixes each problem.
+
+Sections: this process, the install root (marker, allowed entries, `current`, wrappers), every
+runtime (validity, interpreter, leases), MCP client registrations, the Lean toolchain of the
+project in the current directory, and a live MCP round trip through `<root>/bin/lean-beam-mcp`
+run with only the variables MCP clients pass (decision 18).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from beam_runtime.errors import BeamError
+from beam_runtime.layout import COMMANDS, bin_dir, leases_dir, versions_dir
+
+CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
+SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
+SELF_CHECK_TIMEOUT_S = 900.0  # the self-check bounds its own phases; this bounds the whole run
+WRAPPER_MARK = "# managed-by: lean-beam"
+OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
+
+
+@dataclass
+class Check:
+    section: str
+    name: str
+    status: str
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "name": self.name,
+            "status": self.status,
+            "detail": self.detail,
+            "fix": self.fix,
+        }
+
+
+@dataclass
+class DoctorReport:
+    install_root: Path | None
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        self.checks.append(Check(*args, **kwargs))
+
+    def count(self, status: str) -> int:
+        return sum(1 for check in self.checks if check.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return self.count(FAIL) == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "install_root": str(self.install_root) if self.install_root else None,
+            "failures": self.count(FAIL),
+            "warnings": self.count(WARN),
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+    def to_text(self) -> str:
+        lines: list[str] = []
+        section = None
+        for check in self.checks:
+            if check.section != section:
+                section = check.section
+                lines.append(section)
+            lines.append(f"  {check.status.upper():<5} {check.name}: {check.detail}")
+            if check.fix and check.status in (WARN, FAIL):
+                lines.append(f"        fix: {check.fix}")
+        verdict = "everything works" if self.ok else f"{self.count(FAIL)} problem(s)"
+        lines.append(f"{verdict}, {self.count(WARN)} warning(s)")
+        return "\n".join(lines)
+
+
+def q(path: object) -> str:
+    return shlex.quote(str(path))
+
+
+# ---- this process -------------------------------------------------------------------------
+
+
+def check_process(report: DoctorReport) -> None:
+    from beam_runtime.identity import runtime_identity
+
+    identity = runtime_identity("lean-beam")
+    if "runtime_id" in identity:
+        detail = f"{identity['version']} from runtime {identity['runtime_id']}"
+    else:
+        detail = f"{identity['version']}, development copy ({identity['python']})"
+    report.add("lean-beam", "this process", INFO, detail)
+
+
+# ---- install root -------------------------------------------------------------------------
+
+
+def check_install_root(report: DoctorReport, root: Path) -> bool:
+    """Marker and allowed entries; False when the rest of the install checks make no sense."""
+    from beam_install.root import inspect_root
+
+    section = "install root"
+    if not root.exists():
+        report.add(section, "root", FAIL, f"{root} does not exist (not installed)",
+                   "lean-beam install")
+        return False
+    try:
+        claimed = inspect_root(root)
+    except BeamError as error:
+        report.add(section, "root", FAIL, error.message, error.fix)
+        return False
+    if not claimed:
+        report.add(section, "marker", FAIL, f"{root} has no lean-beam marker",
+                   "lean-beam install")
+        return False
+    report.add(section, "marker", OK, f"{root} is a lean-beam install root")
+    return True
+
+
+def check_current(report: DoctorReport, root: Path) -> str | None:
+    from beam_runtime.listing import current_runtime_id
+
+    current = current_runtime_id(root)
+    if current is None:
+        link = root / "current"
+        what = f"points at {os.readlink(link)}" if link.is_symlink() else "is missing"
+        report.add("install root", "current", FAIL, f"{link} {what}", "lean-beam install")
+    else:
+        report.add("install root", "current", OK, f"runtime {current}")
+    return current
+
+
+def check_wrappers(report: DoctorReport, root: Path) -> None:
+    for command in COMMANDS:
+        path = bin_dir(root) / command
+        problem = None
+        if path.is_symlink() or not path.is_file():
+            problem = "is missing"
+        elif not os.access(path, os.X_OK):
+            problem = "is not executable"
+        elif WRAPPER_MARK not in path.read_text(encoding="utf-8", errors="replace"):
+            problem = "is not managed by lean-beam"
+        if problem:
+            report.add("install root", command, FAIL, f"wrapper {path} {problem}",
+                       "lean-beam install")
+        else:
+            report.add("install root", command, OK, f"wrapper {path}")
+
+
+# ---- runtimes -----------------------------------------------------------------------------
+
+
+def check_runtimes(report: DoctorReport, root: Path, current: str | None, index: Any) -> None:
+    from beam_runtime.listing import annotate, scan_runtimes
+
+    entries = annotate(root, scan_runtimes(root), index)
+    if not entries:
+        report.add("runtimes", "versions", FAIL, f"{versions_dir(root)} has no runtime",
+                   "lean-beam install")
+    for entry in entries:
+        if entry.manifest is None:
+            aside = Path.home() / f"lean-beam-aside-{entry.name}"
+            report.add("runtimes", entry.name, FAIL, f"invalid: {entry.invalid}",
+                       f"mv {q(entry.path)} {q(aside)}")
+            continue
+        python = entry.manifest.python
+        flags = ", ".join(entry.holders()) or "unused"
+        interpreter = Path(python.executable)
+        if interpreter.is_file() and os.access(interpreter, os.X_OK):
+            report.add("runtimes", entry.name, OK,
+                       f"{flags}; Python {python.version} at {interpreter}")
+        else:
+            fix = ("reinstall lean-beam with a working Python, then `lean-beam install`"
+                   if entry.name == current else "lean-beam runtime prune --yes")
+            report.add("runtimes", entry.name, FAIL,
+                       f"{flags}; its interpreter {interpreter} is gone", fix)
+        if entry.active and entry.name != current:
+            report.add("runtimes", f"{entry.name} lease", WARN,
+                       "processes still run this older runtime",
+                       "restart the MCP clients (agents) to move them to the current runtime")
+    check_stale_leases(report, root, {e.name for e in entries})
+
+
+def check_stale_leases(report: DoctorReport, root: Path, names: set[str]) -> None:
+    try:
+        leases = sorted(os.listdir(leases_dir(root)))
+    except FileNotFoundError:
+        return
+    stale = [n for n in leases if n.endswith(".lease") and n[: -len(".lease")] not in names]
+    if stale:
+        report.add("runtimes", "leases", INFO,
+                   f"lease files without a runtime (harmless): {', '.join(stale)}")
+
+
+# ---- registrations ------------------------------------------------------------------------
+
+
+def register_fix(client: str, name: str, config: Path, wrapper: Path) -> str:
+    """The command (or edit) that points a registration at the stable wrapper."""
+    plain = name.split(" (project ")[0]
+    if client == "codex":
+        return f"codex mcp remove {q(plain)} && codex mcp add {q(plain)} -- {q(wrapper)}"
+    if client == "claude-code" and plain == name:
+        return (f"claude mcp remove --scope user {q(plain)} && "
+                f"claude mcp add --scope user {q(plain)} -- {q(wrapper)}")
+    return f"edit {config}: make server {name!r} run {wrapper}"
+
+
+def _is_beam_server(entry: Any, root: Path) -> bool:
+    strings = entry.strings()
+    if entry.command and os.path.basename(entry.command[0]) == "lean-beam-mcp":
+        return True
+    prefixes = (str(root) + os.sep, os.path.realpath(root) + os.sep)
+    return any(s.startswith(prefixes) or any(p in s for p in prefixes) for s in strings)
+
+
+def check_registrations(report: DoctorReport, root: Path, index: Any) -> None:
+    from beam_runtime.references import referenced_ids
+
+    wrapper = bin_dir(root) / "lean-beam-mcp"
+    section = "mcp registrations"
+    for problem in index.registrations.problems:
+        report.add(section, f"{problem.client} config", WARN,
+                   f"{problem.config} cannot be parsed ({problem.error}); prune keeps every "
+                   "runtime whose id appears in it", f"fix the syntax of {problem.config}")
+    found = [e for e in index.registrations.entries if _is_beam_server(e, root)]
+    for entry in found:
+        name = f"{entry.client}:{entry.server_name}"
+        fix = register_fix(entry.client, entry.server_name, entry.config, wrapper)
+        command = entry.command[0] if entry.command else ""
+        ids = referenced_ids(entry.strings(), root)
+        if ids:
+            missing = [i for i in sorted(ids) if not (versions_dir(root) / i).is_dir()]
+            if missing:
+                report.add(section, name, FAIL,
+                           f"points into removed runtime(s) {', '.join(missing)}", fix)
+            else:
+                report.add(section, name, WARN,
+                           f"pinned to runtime {', '.join(sorted(ids))}; installs will not "
+                           "update it", fix)
+        elif os.path.realpath(os.path.expanduser(command)) == os.path.realpath(wrapper):
+            report.add(section, name, OK, f"runs {wrapper} ({entry.config})")
+        else:
+            report.add(section, name, WARN, f"runs {command}, not {wrapper}", fix)
+    if not found:
+        report.add(section, "clients", WARN, "no MCP client registration runs lean-beam-mcp",
+                   f"codex mcp add lean-beam -- {q(wrapper)} (Claude Code: "
+                   f"claude mcp add --scope user lean-beam -- {q(wrapper)})")
+
+
+# ---- Lean toolchain -----------------------------------------------------------------------
+
+
+def check_toolchain(report: DoctorReport, cwd: Path, env: Mapping[str, str]) -> None:
+    from beam_runtime import toolchain as tc
+
+    section = "lean toolchain"
+    project = tc.find_project_root(cwd)
+    elan = tc.find_tool("elan", env)
+    lake = tc.find_tool("lake", env)
+    need = FAIL if project else WARN
+    if elan:
+        report.add(section, "elan", OK, str(elan))
+    else:
+        report.add(section, "elan", WARN if lake else need, "elan not found", tc.ELAN_INSTALL_FIX)
+    if lake:
+        report.add(section, "lake", OK, str(lake))
+    else:
+        report.add(section, "lake", need, "lake not found", tc.ELAN_INSTALL_FIX)
+    if project is None:
+        report.add(section, "project", INFO,
+                   f"no Lean project at or above {cwd}; run doctor inside one to check it")
+        return
+    report.add(section, "project", OK, str(project))
+    try:
+        spec = tc.classify_toolchain(tc.read_toolchain_file(project))
+    except BeamError as error:
+        report.add(section, "lean-toolchain", FAIL, error.message, error.fix)
+        return
+    status = WARN if spec.warning else OK
+    report.add(section, "lean-toolchain", status, spec.warning or spec.spec,
+               "pin a release (leanprover/lean4:vX.Y.Z) to get the supported-floor check"
+               if spec.warning else None)
+    if lake:
+        probe(report, "lake --version", [str(lake), "--version"], project, env)
+    if elan:
+        probe(report, "elan show", [str(elan), "show"], project, env, failure=WARN)
+
+
+def probe(report: DoctorReport, name: str, argv: list[str], cwd: Path,
+          env: Mapping[str, str], failure: str = FAIL) -> None:
+    from beam_runtime.toolchain import probe_timeout, run_probe
+
+    try:
+        output = run_probe(argv, cwd, env, probe_timeout(env))
+    except BeamError as error:
+        report.add("lean toolchain", name, failure, error.message, error.fix)
+        return
+    lines = output.splitlines()
+    report.add("lean toolchain", name, OK, lines[0] if lines else "(no output)")
+
+
+# ---- live MCP round trip ------------------------------------------------------------------
+
+
+def client_env(env: Mapping[str, str]) -> dict[str, str]:
+    return {key: env[key] for key in CLIENT_ENV_KEYS if key in env}
+
+
+def check_mcp(report: DoctorReport, root: Path, cwd: Path, env: Mapping[str, str]) -> None:
+    wrapper = bin_dir(root) / "lean-beam-mcp"
+    section = "mcp round trip"
+    fix = f"run `{wrapper} --self-check` to see the whole output, then `lean-beam install`"
+    if not os.access(wrapper, os.X_OK):
+        report.add(section, "self-check", FAIL, f"{wrapper} is missing", "lean-beam install")
+        return
+    timeout = _self_check_timeout(env)
+    try:
+        done = subprocess.run(
+            [str(wrapper), "--self-check"], cwd=cwd, env=client_env(env),
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+            timeout=timeout, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        report.add(section, "self-check", FAIL, f"no answer within {timeout:g} s", fix)
+        return
+    except OSError as exc:
+        report.add(section, "self-check", FAIL, f"cannot start {wrapper}: {exc}", fix)
+        return
+    tail = (done.stdout.strip() + "\n" + done.stderr.strip()).strip().splitlines()[-5:]
+    if done.returncode == 0:
+        report.add(section, "self-check", OK,
+                   f"{wrapper} answered with only {', '.join(CLIENT_ENV_KEYS)} set")
+    else:
+        report.add(section, "self-check", FAIL,
+                   f"{wrapper} --self-check exited {done.returncode}: " + " | ".join(tail), fix)
+
+
+def _self_check_timeout(env: Mapping[str, str]) -> float:
+    try:
+        value = float(env.get(SELF_CHECK_TIMEOUT_VAR, SELF_CHECK_TIMEOUT_S))
+    except ValueError:
+        return SELF_CHECK_TIMEOUT_S
+    return value if value > 0 else SELF_CHECK_TIMEOUT_S
+
+
+# ---- all together -------------------------------------------------------------------------
+
+
+def run_doctor(explicit_root: str | None, *, cwd: Path, env: Mapping[str, str]) -> DoctorReport:
+    from beam_runtime.layout import resolve_install_root
+    from beam_runtime.references import ReferenceIndex
+
+    report = DoctorReport(None)
+    check_process(report)
+    try:
+        root = resolve_install_root(explicit_root)
+    except BeamError as error:
+        report.add("install root", "root", FAIL, error.message, error.fix)
+        check_toolchain(report, cwd, env)
+        return report
+    report.install_root = root
+    installed = check_install_root(report, root)
+    if installed:
+        current = check_current(report, root)
+        check_wrappers(report, root)
+        index = ReferenceIndex.scan(root, env)
+        check_runtimes(report, root, current, index)
+        check_registrations(report, root, index)
+    check_toolchain(report, cwd, env)
+    if installed:
+        check_mcp(report, root, cwd, env)
+    return report
