@@ -41,13 +41,6 @@ class DocumentProgress:
             result["range_end_line"] = self.end_line
         return result
 
-    def describe(self) -> str:
-        state = "processed" if self.done else "processing"
-        span = ""
-        if self.end_line is not None:
-            span = f" range={self.start_line or 1}..{self.end_line}"
-        return f"{state}{span} updates={self.updates} done={str(self.done).lower()}"
-
 
 def _line(item: dict[str, Any], key: str) -> int:
     return int(((item.get("range") or {}).get(key) or {}).get("line", 0))

@@ -1,0 +1,140 @@
+"""The broker as the MCP server's Lean backend (``beam_mcp.backend.LeanBackend``).
+
+``create_backend(settings)`` is looked up by ``beam_mcp.backend``. Tool errors raised inside the
+broker (``BrokerError``) leave here as ``beam_mcp.errors.ToolError``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from beam_runtime.broker import operations, queries
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.manager import ManagerConfig, SessionManager
+from beam_runtime.broker.session import Limits
+
+if TYPE_CHECKING:
+    from beam_mcp.backend import ToolContext
+    from beam_mcp.settings import Settings
+
+
+def config_from(settings: Settings) -> ManagerConfig:
+    limits = Limits(
+        start_s=settings.session_start_timeout_ms / 1000,
+        barrier_s=settings.barrier_timeout_ms / 1000,
+        navigation_s=settings.navigation_timeout_ms / 1000,
+    )
+    return ManagerConfig(
+        lean_cmd=settings.lean_cmd,
+        beam_cli=settings.beam_cli,
+        limits=limits,
+        idle_timeout_s=settings.idle_timeout_ms / 1000,
+        max_workspaces=settings.max_workspaces,
+        config_timeout_s=min(120.0, settings.session_start_timeout_ms / 1000),
+    )
+
+
+class BrokerBackend:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.manager: SessionManager | None = None
+        self._group: TaskGroup | None = None
+
+    def attach(self, group: TaskGroup) -> None:
+        """The server's long-lived task group: session readers and the idle reaper run there."""
+        from beam_runtime.broker.channel import open_channel
+
+        self._group = group
+        self.manager = SessionManager(config_from(self.settings), partial(open_channel, group))
+        group.start_soon(self.manager.reap_idle)
+
+    def _manager(self) -> SessionManager:
+        if self.manager is None:
+            raise BrokerError("internalError", "the Lean broker was not attached to the server")
+        return self.manager
+
+    async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+        from beam_mcp.errors import ToolError
+
+        try:
+            return await self._dispatch(tool, arguments, ctx)
+        except BrokerError as error:
+            raise ToolError(error.code, error.message, error.data) from None
+
+    async def _dispatch(self, tool: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
+        manager = self._manager()
+        if tool == "lean_drop_workspace":
+            dropped, handles = await manager.drop(ctx.root)
+            result: dict[str, Any] = {
+                "workspace": {"root": ctx.root},
+                "dropped": dropped,
+                "invalidated_handles": handles,
+            }
+            if not dropped:
+                result["reason"] = "notFound"
+            return result
+        if tool == "beam_feedback_report":
+            from beam_runtime.broker.feedback import feedback_report
+
+            return feedback_report(args, ctx.root, manager, ctx)
+        async with manager.use(ctx.root) as session:
+            return await _run(session, tool, args, ctx)
+
+    def runtime_active(self) -> bool:
+        return self.manager is not None and self.manager.ever_started
+
+    def workspace_sessions(self) -> dict[str, dict[str, Any]]:
+        return {} if self.manager is None else self.manager.describe()
+
+    async def aclose(self) -> None:
+        if self.manager is not None:
+            with anyio.CancelScope(shield=True):
+                await self.manager.aclose()
+
+
+async def _run(session: Any, tool: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
+    if tool in queries.POSITION_METHODS:
+        return await queries.position_tool(session, tool, args, ctx)
+    if tool == "lean_update":
+        return await operations.update(session, args.path, ctx)
+    if tool in ("lean_sync", "lean_refresh"):
+        return await operations.sync(
+            session,
+            args.path,
+            ctx,
+            scope=args.diagnostic_scope,
+            items=args.diagnostics_in_result,
+            refresh=tool == "lean_refresh",
+        )
+    if tool in ("lean_save", "lean_close_save"):
+        return await operations.save(
+            session,
+            args.path,
+            ctx,
+            scope=args.diagnostic_scope,
+            close_after=tool == "lean_close_save",
+        )
+    if tool == "lean_close":
+        return await operations.close(session, args.path)
+    simple = {
+        "lean_document_symbols": queries.document_symbols,
+        "lean_workspace_symbols": queries.workspace_symbols,
+        "lean_goals": queries.goals,
+        "lean_todo": queries.todo,
+        "lean_code_action_resolve": queries.resolve_code_action,
+    }
+    if tool in simple:
+        return await simple[tool](session, args, ctx)
+    raise BrokerError(
+        "internalError",
+        f"{tool} is not available yet in this build (speculative execution is issue 6)",
+        {"reason": "notImplemented"},
+    )
+
+
+def create_backend(settings: Settings) -> BrokerBackend:
+    return BrokerBackend(settings)

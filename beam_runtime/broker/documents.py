@@ -1,0 +1,83 @@
+"""What the broker mirrors of one open document: text, version, diagnostics, progress.
+
+Lean answers standard requests without naming a version, so every operation on a document runs
+under its lock: re-read, edit, barrier and query never interleave for one file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from beam_runtime.broker import diagnostics as diag
+from beam_runtime.broker.paths import SourceFile
+from beam_runtime.broker.progress import DocumentProgress
+from beam_runtime.broker.text import DocumentText, normalize_newlines
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class OpenDocument:
+    source: SourceFile
+    version: int
+    data: bytes
+    digest: str
+    diagnostics: list[diag.Diagnostic] = field(default_factory=list)
+    progress: DocumentProgress = field(default_factory=DocumentProgress)
+    crashed: bool = False
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    listeners: list[Listener] = field(default_factory=list)
+    fatal_seen: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def uri(self) -> str:
+        return self.source.uri
+
+    @property
+    def text(self) -> DocumentText:
+        return DocumentText(normalize_newlines(self.data.decode("utf-8")))
+
+    def new_version(self, version: int, data: bytes, digest: str) -> None:
+        """A new text was sent to Lean: forget what belonged to the old one."""
+        self.version = version
+        self.data = data
+        self.digest = digest
+        self.diagnostics = []
+        self.progress = DocumentProgress()
+        self.crashed = False
+        self.fatal_seen = anyio.Event()
+
+    def on_progress(self, params: dict[str, Any]) -> None:
+        version = (params.get("textDocument") or {}).get("version")
+        if isinstance(version, int) and version < self.version:
+            return
+        processing = params.get("processing")
+        self.progress.observe(processing if isinstance(processing, list) else [])
+        if self.progress.fatal:
+            self.fatal_seen.set()
+        self._tell("progress", params)
+
+    def on_diagnostics(self, params: dict[str, Any]) -> None:
+        version = params.get("version")
+        if isinstance(version, int) and version < self.version:
+            return
+        raw = params.get("diagnostics")
+        items = diag.visible(raw if isinstance(raw, list) else [])
+        if params.get("isIncremental") is True:
+            self.diagnostics = self.diagnostics + items
+        else:
+            self.diagnostics = items
+        self._tell("diagnostics", {"diagnostics": items})
+
+    def on_crash(self) -> None:
+        self.crashed = True
+        self.progress.fatal = True
+        self.fatal_seen.set()
+
+    def _tell(self, kind: str, payload: dict[str, Any]) -> None:
+        for listener in list(self.listeners):
+            listener(kind, payload)

@@ -1,0 +1,232 @@
+"""The document tools: update, sync, refresh, close, save, close-save (broker.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+from beam_runtime.broker import diagnostics as diag
+from beam_runtime.broker import errors
+from beam_runtime.broker.documents import OpenDocument
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.paths import SourceFile, read_source, resolve_source
+from beam_runtime.broker.recovery import incomplete_data
+from beam_runtime.broker.reporting import CallReport, Context
+from beam_runtime.broker.save import (
+    artifacts,
+    build_failure,
+    has_lake_workspace,
+    module_name,
+    source_hash,
+    unknown_target,
+)
+from beam_runtime.broker.session import LeanSession
+
+
+def workspace(session: LeanSession) -> dict[str, Any]:
+    return {"workspace": {"root": session.root}}
+
+
+def check_version(doc: OpenDocument, expected: int) -> None:
+    if expected != doc.version:
+        raise BrokerError(
+            "contentModified",
+            f"document version mismatch for {doc.uri}: expected document version {expected}, "
+            f"got {doc.version}",
+            {
+                "reason": "documentVersionMismatch",
+                "expectedVersion": expected,
+                "currentVersion": doc.version,
+                "uri": doc.uri,
+            },
+        )
+
+
+async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:
+    source = resolve_source(session.root, path)
+    CallReport(ctx, source.display).preparing()
+    async with session.document_lock(source):
+        doc, changed = await session.sync_text(source)
+    return {**workspace(session), "version": doc.version, "changed": changed}
+
+
+async def close(session: LeanSession, path: str) -> dict[str, Any]:
+    source = resolve_source(session.root, path)
+    async with session.document_lock(source):
+        await session.close_document(source)
+    return {**workspace(session), "closed": True}
+
+
+async def sync(
+    session: LeanSession,
+    path: str,
+    ctx: Context,
+    *,
+    scope: str,
+    items: bool,
+    refresh: bool = False,
+) -> dict[str, Any]:
+    source = resolve_source(session.root, path)
+    report = CallReport(ctx, source.display, scope)
+    report.preparing()
+    async with session.document_lock(source):
+        if refresh:
+            await session.close_document(source)
+        doc = await _synced(session, source, report)
+        body = sync_body(doc, include_items=items, scope=scope)
+    return {**workspace(session), **body, "document_progress": doc.progress.to_json()}
+
+
+async def _synced(session: LeanSession, source: SourceFile, report: CallReport) -> OpenDocument:
+    """Edit (if needed) and run the barrier, reporting as it goes; the caller holds the lock."""
+    doc, _changed = await session.sync_text(source)
+    report.attach(doc)
+    try:
+        await session.barrier(doc)
+    finally:
+        report.detach(doc)
+    stale = [diag.message_of(item) for item in doc.diagnostics if diag.is_stale_marker(item)]
+    if stale:
+        data = incomplete_data(source, doc.text.text, stale)
+        raise BrokerError(
+            "syncBarrierIncomplete",
+            f"{source.display} (version {doc.version}) depends on modules that are stale or "
+            f"were not built; save or rebuild them (lake build), then lean_refresh this file",
+            data,
+        )
+    return doc
+
+
+def sync_body(doc: OpenDocument, *, include_items: bool, scope: str) -> dict[str, Any]:
+    current = doc.diagnostics
+    fatal = doc.progress.fatal
+    summary: dict[str, Any] = {"counts": diag.counts(current)}
+    if include_items:
+        shaped = [diag.to_item(item, doc.source.display, doc.uri) for item in current]
+        summary["items"] = [item for item in shaped if diag.in_scope(item, scope)]
+    return {
+        "path": doc.source.display,
+        "version": doc.version,
+        "diagnostics": summary,
+        "readiness": diag.readiness(current, fatal),
+    }
+
+
+async def save(
+    session: LeanSession, path: str, ctx: Context, *, scope: str, close_after: bool = False
+) -> dict[str, Any]:
+    source = resolve_source(session.root, path)
+    report = CallReport(ctx, source.display, scope)
+    report.preparing()
+    async with session.save_lock, session.document_lock(source):
+        doc = await _synced(session, source, report)
+        sync_result = sync_body(doc, include_items=False, scope=scope)
+        if not sync_result["readiness"]["save_ready"]:
+            raise BrokerError(
+                "invalidParams",
+                f"{source.display} has errors; fix them before saving",
+                {"sync": sync_result},
+            )
+        lake = _save_setup(session, source, sync_result)
+        module = module_name(session.root, source.abs_path)
+        before = source_hash(doc.data)
+        await _lake_build(session, lake, module, report)
+        if source_hash(read_source(source)) != before:
+            raise BrokerError(
+                "contentModified",
+                f"{source.display} changed on disk while it was being saved",
+                {"reason": "sourceChangedDuringSave", "uri": doc.uri},
+            )
+        saved = {
+            "path": doc.source.display,
+            "module": module,
+            "version": doc.version,
+            "source_hash": before,
+            **artifacts(session.root, module),
+            "sync": sync_result,
+        }
+        progress = doc.progress.to_json()
+        if close_after:
+            await session.close_document(source)
+    if close_after:
+        return {**workspace(session), "closed": True, "document_progress": progress, "saved": saved}
+    return {**workspace(session), **saved, "document_progress": progress}
+
+
+def _save_setup(session: LeanSession, source: SourceFile, sync_result: dict) -> str:
+    lake = session.launch.lake
+    if lake is None or not has_lake_workspace(session.root):
+        raise BrokerError(
+            "saveUnsupportedSetup",
+            "saving needs a Lake workspace served by `lake serve` (this session runs "
+            f"{session.launch.argv[0]} on a root without a lakefile, or not through Lake)",
+            {"sync": sync_result, "reason": "noLakeWorkspace", "path": source.display},
+        )
+    return lake
+
+
+async def _lake_build(session: LeanSession, lake: str, module: str, report: CallReport) -> None:
+    argv = [lake, "build", f"+{module}"]
+    output: list[str] = []
+    limit = session.limits.barrier_s
+    try:
+        process = await anyio.open_process(
+            argv,
+            cwd=session.root,
+            env=session.launch.environment(),
+            stdin=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise errors.runtime_setup(
+            "lakeNotFound", f"cannot run {lake}: {exc.strerror or exc}", "reinstall elan/lake"
+        ) from exc
+    try:
+        with anyio.fail_after(limit):
+            await _read_lines(process, output, report)
+            code = await process.wait()
+    except TimeoutError:
+        raise errors.timeout("save", int(limit * 1000), f"lake build +{module}") from None
+    finally:
+        if process.returncode is None:
+            _kill_group(process.pid)
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+        await process.aclose()
+    if code != 0:
+        if unknown_target(output):
+            raise BrokerError(
+                "saveTargetNotModule",
+                f"Lake does not know a module {module} in this workspace",
+                build_failure(module, code, output),
+            )
+        raise BrokerError(
+            "internalError",
+            f"`lake build +{module}` failed with exit code {code}",
+            build_failure(module, code, output),
+        )
+
+
+async def _read_lines(process: Process, output: list[str], report: CallReport) -> None:
+    assert process.stdout is not None
+    buffer = b""
+    async for chunk in process.stdout:
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for raw in lines:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                output.append(line)
+                report.setup_line(line)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)

@@ -1,0 +1,157 @@
+"""Read-only questions about a document: navigation, goals, todo, code-action resolve.
+
+Each one first re-reads the file (so the version check compares against what is on disk), then
+checks the caller's version and position, and only then asks Lean, bounded by the navigation
+limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from beam_runtime.broker import navigation
+from beam_runtime.broker.documents import OpenDocument
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.goals import after_position, parse_plain_goal
+from beam_runtime.broker.operations import check_version, workspace
+from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.reporting import CallReport, Context
+from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
+
+POSITION_METHODS = {
+    "lean_hover": "textDocument/hover",
+    "lean_signature_help": "textDocument/signatureHelp",
+    "lean_definition": "textDocument/definition",
+    "lean_references": "textDocument/references",
+}
+
+
+@asynccontextmanager
+async def checked(
+    session: LeanSession, path: str, version: int, ctx: Context
+) -> AsyncIterator[OpenDocument]:
+    source = resolve_source(session.root, path)
+    report = CallReport(ctx, source.display)
+    report.preparing()
+    async with session.document_lock(source):
+        doc, _ = await session.sync_text(source)
+        check_version(doc, version)
+        report.attach(doc)
+        try:
+            yield doc
+        finally:
+            report.detach(doc)
+
+
+async def ask(session: LeanSession, method: str, params: Any) -> Any:
+    return await session.request(
+        method, params, phase="navigation", timeout_s=session.limits.navigation_s
+    )
+
+
+def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
+    doc.text.check_position(line, character)
+    return {"textDocument": {"uri": doc.uri}, "position": {"line": line, "character": character}}
+
+
+async def position_tool(session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:
+    async with checked(session, args.path, args.version, ctx) as doc:
+        params = _position_params(doc, args.line, args.character)
+        if tool == "lean_references":
+            params["context"] = {"includeDeclaration": args.include_declaration}
+        answer = await ask(session, POSITION_METHODS[tool], params)
+    if tool in ("lean_definition", "lean_references"):
+        is_scratch = session.is_scratch_uri
+        answer = navigation.normalize_locations(answer, session.root, is_scratch)
+        return {**workspace(session), "result": answer}
+    if isinstance(answer, dict):
+        return {**workspace(session), **answer}
+    return {**workspace(session), "result": answer}
+
+
+async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    async with checked(session, args.path, args.version, ctx) as doc:
+        params = {"textDocument": {"uri": doc.uri}}
+        answer = await ask(session, "textDocument/documentSymbol", params)
+    return {**workspace(session), "result": answer if isinstance(answer, list) else []}
+
+
+async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    CallReport(ctx, None).preparing()
+    answer = await ask(session, "workspace/symbol", {"query": args.query})
+    result = navigation.normalize_workspace_symbols(answer, session.root, session.is_scratch_uri)
+    return {**workspace(session), "result": result}
+
+
+async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    async with checked(session, args.path, args.version, ctx) as doc:
+        params = _position_params(doc, args.line, args.character)
+        if args.mode == "after":
+            params["position"] = after_position(doc.text, args.line, args.character)
+        answer = await ask(session, "$/lean/plainGoal", params)
+    if not isinstance(answer, dict):
+        raise BrokerError(
+            "invalidParams",
+            f"no tactic state at {args.line}:{args.character} ({args.mode})",
+            {"reason": "noGoalsAtPosition", "position": params["position"]},
+        )
+    return {**workspace(session), "goals": parse_plain_goal(answer)}
+
+
+async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    wanted = set(args.kinds) or set(KINDS)
+    suggest = args.suggest == "basic"
+    async with checked(session, args.path, args.version, ctx) as doc:
+        text = doc.text
+        text.check_position(args.start_line, args.start_character)
+        text.check_position(args.end_line, args.end_character)
+        start = (args.start_line, args.start_character)
+        end = (args.end_line, args.end_character)
+        await session.barrier(doc)
+        items = diagnostic_items(text, doc.diagnostics, start, end, suggest)
+        if "code_action" in wanted:
+            rng = {
+                "start": {"line": start[0], "character": start[1]},
+                "end": {"line": end[0], "character": end[1]},
+            }
+            in_range = [d for d in doc.diagnostics if _meets(d, start, end)]
+            params = {
+                "textDocument": {"uri": doc.uri},
+                "range": rng,
+                "context": {"diagnostics": in_range},
+            }
+            actions = await ask(session, "textDocument/codeAction", params)
+            items.extend(code_action_items(actions, rng["start"], rng["end"]))
+        version = doc.version
+    chosen = [item for item in items if item["kind"] in wanted]
+    span = {
+        "start": {"line": start[0], "character": start[1]},
+        "end": {"line": end[0], "character": end[1]},
+    }
+    return {**workspace(session), "version": version, "range": span, "items": chosen}
+
+
+def _meets(diagnostic: dict[str, Any], start: tuple[int, int], end: tuple[int, int]) -> bool:
+    from beam_runtime.broker.diagnostics import full_range, overlaps
+
+    return overlaps(full_range(diagnostic), start, end)
+
+
+async def resolve_code_action(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    async with checked(session, args.path, args.version, ctx) as doc:
+        action = dict(args.code_action)
+        try:
+            answer = await ask(session, "codeAction/resolve", action)
+        except BrokerError as error:
+            if error.code != "internalError":
+                raise
+            raise BrokerError(
+                "invalidParams",
+                f"Lean could not resolve this code action: {error.message}",
+                {"reason": "unresolvableCodeAction"},
+            ) from None
+        version = doc.version
+    return {**workspace(session), "version": version, "code_action": answer}

@@ -1,0 +1,303 @@
+"""One Lean session: the ``lake serve`` of one workspace root and its open documents.
+
+A session is created lazily by the manager, started once, and then either used until it is
+stopped (drop, idle, eviction, shutdown) or found dead (the server exited), after which the
+manager replaces it with a new one under a higher ``epoch``. Handles minted for speculative
+execution remember the epoch, so a restart makes them stale.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from beam_runtime.broker import errors
+from beam_runtime.broker.channel import Channel, ChannelClosed, ChannelTimeout, ResponseError
+from beam_runtime.broker.documents import OpenDocument
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.launch import LaunchSpec
+from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source
+from beam_runtime.broker.versions import VersionStore, content_digest
+
+LAKE_CONFIG_MARKER = "package configuration has errors"
+CONTENT_MODIFIED = -32801
+REQUEST_CANCELLED = -32800
+WORKER_EXITED = (-32901, -32902)
+
+ChannelOpener = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds (seconds) of the waits a session performs (decision 32)."""
+
+    start_s: float
+    barrier_s: float
+    navigation_s: float
+    config_grace_s: float = 0.05
+
+
+class LeanSession:
+    def __init__(
+        self,
+        root: str,
+        epoch: int,
+        launch: LaunchSpec,
+        limits: Limits,
+        versions: VersionStore,
+    ) -> None:
+        self.root = root
+        self.epoch = epoch
+        self.launch = launch
+        self.limits = limits
+        self.versions = versions
+        self.channel: Channel | None = None
+        self.documents: dict[str, OpenDocument] = {}
+        self.by_uri: dict[str, OpenDocument] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+        self.save_lock = anyio.Lock()
+        self.in_flight = 0
+        self.last_used = time.monotonic()
+        self.closed = False
+        # Issue 6 seam: scratch documents register their URIs here to receive notifications.
+        self.uri_observers: dict[str, Callable[[str, dict[str, Any]], None]] = {}
+        self.handle_count: Callable[[], int] = lambda: 0
+
+    def is_scratch_uri(self, uri: str) -> bool:
+        """Scratch documents (issue 6) never appear in navigation results."""
+        return uri in self.uri_observers
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        return not self.closed and self.channel is not None and self.channel.alive
+
+    async def start(self, opener: ChannelOpener) -> None:
+        """Spawn the server, run the initialize handshake, refuse a broken Lake config."""
+        try:
+            self.channel = await opener(
+                argv=self.launch.argv,
+                cwd=self.root,
+                env=self.launch.environment(),
+                on_notification=self._on_notification,
+            )
+        except FileNotFoundError as exc:
+            raise errors.runtime_setup(
+                "lakeNotFound",
+                f"cannot start Lean: {self.launch.argv[0]} was not found",
+                "install elan (it provides lake) or fix --lean-cmd / PATH",
+                detail=str(exc),
+            ) from exc
+        except PermissionError as exc:
+            raise errors.runtime_setup(
+                "toolchainNotRunnable",
+                f"cannot start Lean: {self.launch.argv[0]} is not executable",
+                "repair the toolchain (`elan toolchain install`) or fix --lean-cmd",
+                detail=str(exc),
+            ) from exc
+        await self._initialize()
+
+    async def _initialize(self) -> None:
+        channel = self._require_channel()
+        params = {
+            "processId": os.getpid(),
+            "rootUri": path_to_uri(self.root),
+            "workspaceFolders": [{"uri": path_to_uri(self.root), "name": "workspace"}],
+            "capabilities": {"textDocument": {}, "workspace": {}, "window": {}},
+            "initializationOptions": {},
+        }
+        try:
+            await channel.request("initialize", params, self.limits.start_s)
+        except ChannelTimeout as exc:
+            await self.stop()
+            raise errors.timeout("sessionStart", exc.waited_ms, "starting Lean") from None
+        except (ChannelClosed, ResponseError) as exc:
+            tail = channel.stderr_tail()
+            await self.stop()
+            raise self._start_failure(tail, str(exc)) from None
+        await anyio.sleep(self.limits.config_grace_s)
+        tail = channel.stderr_tail()
+        if any(LAKE_CONFIG_MARKER in line for line in tail):
+            await self.stop()
+            raise errors.runtime_setup(
+                "lakeConfigInvalid",
+                "Lake could not load this project's configuration",
+                "fix the lakefile (run `lake build` in the project to see the error), then "
+                "drop the workspace or retry",
+                detail="Lake fell back to a plain Lean server",
+                stderr_tail=tail,
+            )
+        await channel.notify("initialized", {})
+
+    def _start_failure(self, tail: list[str], detail: str) -> BrokerError:
+        if any(LAKE_CONFIG_MARKER in line for line in tail):
+            category, fix = "lakeConfigInvalid", "fix the lakefile, then retry"
+        else:
+            category = "toolchainNotRunnable"
+            fix = "run `lake serve` in the project by hand to see why Lean does not start"
+        return errors.runtime_setup(
+            category,
+            "the Lean server exited before it finished starting",
+            fix,
+            detail=detail,
+            stderr_tail=tail,
+        )
+
+    async def stop(self) -> None:
+        """``shutdown``/``exit``, then the whole process tree is killed (by the channel)."""
+        self.closed = True
+        channel, self.channel = self.channel, None
+        for doc in self.documents.values():
+            doc.on_crash()
+        if channel is not None:
+            with anyio.CancelScope(shield=True):
+                await channel.aclose()
+
+    def _require_channel(self) -> Channel:
+        if self.channel is None or self.closed:
+            raise errors.worker_exited("the Lean session of this workspace was stopped")
+        return self.channel
+
+    def stderr_tail(self) -> list[str]:
+        return self.channel.stderr_tail() if self.channel is not None else []
+
+    # -- traffic ---------------------------------------------------------------------------
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        if method == "$/lean/fileProgress":
+            uri = (params.get("textDocument") or {}).get("uri")
+        elif method == "textDocument/publishDiagnostics":
+            uri = params.get("uri")
+        else:
+            return
+        doc = self.by_uri.get(uri) if isinstance(uri, str) else None
+        if doc is not None:
+            if method == "$/lean/fileProgress":
+                doc.on_progress(params)
+            else:
+                doc.on_diagnostics(params)
+        elif isinstance(uri, str) and uri in self.uri_observers:
+            self.uri_observers[uri](method, params)
+
+    async def request(self, method: str, params: Any, *, phase: str, timeout_s: float) -> Any:
+        """One LSP request with Lean's failures mapped onto tool errors."""
+        channel = self._require_channel()
+        try:
+            return await channel.request(method, params, timeout_s)
+        except ChannelTimeout as exc:
+            raise errors.timeout(phase, exc.waited_ms, f"{method} ({phase})") from None
+        except ChannelClosed as exc:
+            raise errors.worker_exited(
+                f"the Lean server exited during {method}: {exc.message}", exc.stderr_tail
+            ) from None
+        except ResponseError as exc:
+            raise self._map_response_error(method, params, exc) from None
+
+    def _map_response_error(self, method: str, params: Any, exc: ResponseError) -> BrokerError:
+        if exc.code in WORKER_EXITED:
+            doc = self._document_of(params)
+            if doc is not None:
+                doc.on_crash()
+            return errors.worker_exited(f"Lean's file worker crashed: {exc.message}")
+        if exc.code == CONTENT_MODIFIED:
+            return BrokerError("contentModified", f"{method}: {exc.message}", {"reason": "lean"})
+        if exc.code == REQUEST_CANCELLED:
+            return BrokerError("requestCancelled", f"{method} was cancelled by Lean")
+        return BrokerError(
+            "internalError",
+            f"Lean failed {method}: {exc.message}",
+            {"lsp_code": exc.code},
+        )
+
+    def _document_of(self, params: Any) -> OpenDocument | None:
+        if not isinstance(params, dict):
+            return None
+        uri = (params.get("textDocument") or {}).get("uri") or params.get("uri")
+        return self.by_uri.get(uri) if isinstance(uri, str) else None
+
+    # -- documents -------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def document_lock(self, source: SourceFile) -> AsyncIterator[None]:
+        lock = self._locks.setdefault(source.abs_path, anyio.Lock())
+        async with lock:
+            yield
+
+    async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
+        """Re-read the file and bring Lean up to date; the caller holds the document lock."""
+        channel = self._require_channel()
+        data = read_source(source)
+        digest = content_digest(data)
+        doc = self.documents.get(source.abs_path)
+        if doc is None:
+            version = self.versions.next_version(source.abs_path)
+            doc = OpenDocument(source, version, data, digest)
+            self.documents[source.abs_path] = doc
+            self.by_uri[source.uri] = doc
+            params = {
+                "textDocument": {
+                    "uri": source.uri,
+                    "languageId": "lean",
+                    "version": version,
+                    "text": doc.text.text,
+                }
+            }
+            await channel.notify("textDocument/didOpen", params)
+            return doc, True
+        changed = doc.digest != digest
+        if not changed and not doc.crashed:
+            return doc, False
+        doc.new_version(self.versions.next_version(source.abs_path), data, digest)
+        change = {
+            "textDocument": {"uri": doc.uri, "version": doc.version},
+            "contentChanges": [{"text": doc.text.text}],
+        }
+        await channel.notify("textDocument/didChange", change)
+        if changed:
+            await channel.notify("textDocument/didSave", {"textDocument": {"uri": doc.uri}})
+        return doc, changed
+
+    async def close_document(self, source: SourceFile) -> bool:
+        doc = self.documents.pop(source.abs_path, None)
+        if doc is None:
+            return False
+        self.by_uri.pop(doc.uri, None)
+        doc.on_crash()
+        if self.alive:
+            await self._require_channel().notify(
+                "textDocument/didClose", {"textDocument": {"uri": doc.uri}}
+            )
+        return True
+
+    async def barrier(self, doc: OpenDocument) -> None:
+        """Wait until Lean has published everything for the document's current version.
+
+        ``waitForDiagnostics`` answers once the version is fully reported; a fatal header
+        (final ``kind: 2``) also ends the wait, as Lean may never get further.
+        """
+        params = {"uri": doc.uri, "version": doc.version}
+        async with anyio.create_task_group() as group:
+
+            async def on_fatal() -> None:
+                await doc.fatal_seen.wait()
+                group.cancel_scope.cancel()
+
+            group.start_soon(on_fatal)
+            await self.request(
+                "textDocument/waitForDiagnostics",
+                params,
+                phase="barrier",
+                timeout_s=self.limits.barrier_s,
+            )
+            group.cancel_scope.cancel()
+        if doc.crashed:
+            raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
