@@ -21,7 +21,7 @@ from beam_runtime.layout import COMMANDS, bin_dir, leases_dir, versions_dir
 
 CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
 SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
-SELF_CHECK_TIMEOUT_S = 900.0  # the self-check bounds its own phases; this bounds the whole run
+SELF_CHECK_TIMEOUT_S = 150.0  # the self-check bounds each phase (30 s); this bounds the whole run
 WRAPPER_MARK = "# managed-by: lean-beam"
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 
