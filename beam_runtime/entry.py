@@ -1,21 +1,123 @@
-"""Console scripts. Placeholder without delegation; the installer work adds the fast path."""
+"""Console scripts, and the real mains that runtime launchers call.
+
+`lean_beam`, `lean_beam_mcp` and `beam_cli` are what pipx, uv, nix or pip put on PATH. They
+first try to hand over to the installed runtime `<root>/current` (decision 9), with checks cheap
+enough to run before any heavy import: the marker names this root, `current` is
+`versions/<id>`, its manifest says `<id>`, and the launcher is executable. No hashing.
+Delegation is skipped for `lean-beam install` (it always stages the code it was run from), when
+`BEAM_NO_DELEGATE` is set to anything but `0`, and for code already running from `versions/`.
+
+`run_lean_beam`, `run_lean_beam_mcp` and `run_beam_cli` never delegate; they are the entry points
+recorded in a runtime's manifest.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 
-def lean_beam() -> None:
+from beam_runtime import identity, layout
+from beam_runtime.version import VERSION
+
+ENTRY_POINTS = {
+    "lean-beam": "beam_runtime.entry:run_lean_beam",
+    "lean-beam-mcp": "beam_runtime.entry:run_lean_beam_mcp",
+    "beam-cli": "beam_runtime.entry:run_beam_cli",
+}
+NO_DELEGATE_ENV = "BEAM_NO_DELEGATE"
+
+
+def current_launcher(command: str) -> tuple[str, str, str] | None:
+    """(root, launcher, runtime version) of a sound `<root>/current`, or None."""
+    root, problem = layout.root_problem(layout.spelled_install_root(None))
+    if problem is not None or identity.marker_problem(root) is not None:
+        return None
+    try:
+        target = os.readlink(os.path.join(root, layout.CURRENT_NAME))
+    except OSError:
+        return None
+    parts = target.split("/")
+    if len(parts) != 2 or parts[0] != "versions" or parts[1] in ("", ".", ".."):
+        return None
+    runtime = os.path.join(root, "versions", parts[1])
+    if os.path.islink(runtime) or not os.path.isdir(runtime):
+        return None
+    manifest, problem = identity.read_manifest(runtime)
+    launcher = os.path.join(runtime, "bin", command)
+    if manifest is None or not os.access(launcher, os.X_OK) or os.path.islink(launcher):
+        return None
+    return root, launcher, str(manifest["version"])
+
+
+def _delegation_disabled(argv: list[str], command: str) -> bool:
+    if os.environ.get(NO_DELEGATE_ENV, "") not in ("", "0"):
+        return True
+    if command == "lean-beam" and argv[1:2] == ["install"]:
+        return True
+    return identity.code_runtime_dir() is not None
+
+
+def delegate(command: str, argv: list[str]) -> None:
+    """Replace this process with `<root>/current`'s launcher when that is sound; else return."""
+    if _delegation_disabled(argv, command):
+        return
+    found = current_launcher(command)
+    if found is None:
+        return
+    root, launcher, version = found
+    if version != VERSION and command != "lean-beam-mcp":
+        sys.stderr.write(
+            f"{command}: this {command} is {VERSION} but the installed runtime is {version}; "
+            "running the installed one (run `lean-beam install` to install this version)\n"
+        )
+        sys.stderr.flush()
+    os.environ[layout.ROOT_ENV] = root
+    try:
+        os.execv(launcher, [launcher, *argv[1:]])
+    except OSError:
+        return
+
+
+def _print_version(name: str) -> int:
+    sys.stdout.write(identity.format_identity(identity.runtime_identity(name)))
+    sys.stdout.flush()
+    return 0
+
+
+def run_lean_beam() -> int:
+    if sys.argv[1:2] == ["--version"]:
+        return _print_version("lean-beam")
     from beam_runtime.cli.lean_beam import main
 
     main()
+    return 0
 
 
-def beam_cli() -> None:
+def run_beam_cli() -> int:
+    if sys.argv[1:2] == ["--version"]:
+        return _print_version("beam-cli")
     from beam_runtime.cli.beam_cli import main
 
     main()
+    return 0
 
 
-def lean_beam_mcp() -> None:
+def run_lean_beam_mcp() -> int:
     from beam_mcp.main import main
 
-    raise SystemExit(main())
+    return int(main() or 0)
+
+
+def lean_beam() -> int:
+    delegate("lean-beam", sys.argv)
+    return run_lean_beam()
+
+
+def beam_cli() -> int:
+    delegate("beam-cli", sys.argv)
+    return run_beam_cli()
+
+
+def lean_beam_mcp() -> int:
+    delegate("lean-beam-mcp", sys.argv)
+    return run_lean_beam_mcp()

@@ -1,0 +1,225 @@
+"""`lean-beam install`: stage the running code as an immutable runtime and switch `current`.
+
+Order (runtime.md "Install algorithm"): every refusal is decided before the first write; then,
+holding `state/install.lock`: re-check and claim the root, clean stale staging, reuse a fully valid
+`versions/<id>` or stage, seal and publish a new one, write the wrappers and user-bin links,
+switch `current` atomically. Killing the process at any point leaves the previous `current`
+runnable. `BEAM_INSTALL_FAILPOINT=<step>` makes the installer SIGKILL itself at a named step
+(fault injection for the tests; see `FAILPOINTS`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from beam_install import staging
+from beam_install.current import current_id, switch_current
+from beam_install.lock import install_lock
+from beam_install.payload import Payload, compute_payload
+from beam_install.root import claim_root, inspect_root, prepare_state
+from beam_install.wrappers import Action, plan_links, plan_wrappers, write_links, write_wrappers
+from beam_runtime import layout
+from beam_runtime.errors import BeamError
+from beam_runtime.records import full_problem
+
+FAILPOINT_ENV = "BEAM_INSTALL_FAILPOINT"
+FAILPOINTS = (
+    "locked",
+    "cleaned",
+    "staging-copied",
+    "manifest-written",
+    "published",
+    "wrappers-written",
+    "links-written",
+    "current-tmp",
+    "current-switched",
+)
+
+
+def failpoint(step: str) -> None:
+    if os.environ.get(FAILPOINT_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class InstallResult:
+    """What `lean-beam install` did (or, with `--dry-run`, would do); decision 13."""
+
+    dry_run: bool
+    root: Path
+    runtime_id: str
+    version: str
+    action: str
+    current_from: str | None
+    wrappers: list[Action]
+    links: list[Action]
+    cleaned: list[str] = field(default_factory=list)
+    gcroot: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.current_from != self.runtime_id
+
+    @property
+    def runtime_dir(self) -> Path:
+        return layout.runtime_dir(self.root, self.runtime_id)
+
+    def registration(self) -> dict[str, str]:
+        server = shlex.quote(str(layout.bin_dir(self.root) / "lean-beam-mcp"))
+        return {
+            "codex": f"codex mcp add lean-beam -- {server}",
+            "claude": f"claude mcp add --scope user lean-beam -- {server}",
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "install_root": str(self.root),
+            "runtime": {
+                "id": self.runtime_id,
+                "version": self.version,
+                "dir": str(self.runtime_dir),
+                "action": self.action,
+            },
+            "current": {"from": self.current_from, "to": self.runtime_id, "changed": self.changed},
+            "wrappers": [action.to_json() for action in self.wrappers],
+            "links": [action.to_json() for action in self.links],
+            "cleaned": self.cleaned,
+            "restart_required": self.changed and not self.dry_run,
+            "gcroot": self.gcroot,
+            "registration": self.registration(),
+        }
+
+    def to_text(self) -> str:
+        head = (
+            "lean-beam install (dry run: nothing written)" if self.dry_run else "lean-beam install"
+        )
+        lines = [
+            head,
+            f"install root: {self.root}",
+            f"runtime: {self.runtime_id} ({self.action.replace('_', ' ')})",
+            f"current: {self.current_from or '(none)'} -> {self.runtime_id}"
+            + ("" if self.changed else " (unchanged)"),
+        ]
+        lines += [f"wrapper: {a.path} ({a.action})" for a in self.wrappers]
+        for link in self.links:
+            why = f": {link.reason}" if link.reason else ""
+            lines.append(f"link: {link.path} ({link.action}{why})")
+        lines += [f"cleaned: {path}" for path in self.cleaned]
+        if self.gcroot:
+            lines.append(f"nix gc root: {self.gcroot}")
+        lines.append("register lean-beam-mcp with MCP clients:")
+        lines += [f"  {command}" for command in self.registration().values()]
+        if self.changed and not self.dry_run:
+            lines.append("Restart running agents so they pick up the new runtime.")
+        return "\n".join(lines)
+
+
+def _existing_is_reusable(runtime: Path) -> bool:
+    """False when `versions/<id>` is absent; True when it validates; raises otherwise."""
+    if not os.path.lexists(runtime):
+        return False
+    problem = full_problem(runtime)
+    if problem is None:
+        return True
+    raise BeamError(
+        "invalidRuntime",
+        f"the existing runtime {runtime} fails validation: {problem}",
+        f"stop lean-beam clients, move {runtime} out of {runtime.parent} (keep it for "
+        "inspection) and run `lean-beam install` again",
+        {"path": str(runtime)},
+    )
+
+
+def _build(root: Path, payload: Payload) -> None:
+    stage = staging.new_stage(root, payload.runtime_id)
+    staging.fill_stage(stage, payload)
+    failpoint("staging-copied")
+    staging.seal_stage(stage, payload)
+    failpoint("manifest-written")
+    staging.create_lease(root, payload.runtime_id)
+    staging.publish(stage, root, payload.runtime_id)
+    failpoint("published")
+
+
+def _nix_gcroot(root: Path, payload: Payload) -> str | None:
+    """Keep a Nix interpreter alive while a runtime needs it (decision 19)."""
+    executable = payload.python["executable"]
+    nix_store = shutil.which("nix-store")
+    if not executable.startswith("/nix/store/") or nix_store is None:
+        return None
+    store_path = "/".join(executable.split("/")[:4])
+    gcroot = layout.gcroots_dir(root) / payload.runtime_id
+    gcroot.parent.mkdir(parents=True, exist_ok=True)
+    command = [nix_store, "--add-root", str(gcroot), "--realise", store_path]
+    done = subprocess.run(command, capture_output=True, timeout=60, check=False)
+    return str(gcroot) if done.returncode == 0 else None
+
+
+def install(
+    install_root: str | None,
+    bin_dir: str | None,
+    *,
+    dry_run: bool = False,
+    lock_timeout: float = 120.0,
+) -> InstallResult:
+    root = layout.resolve_install_root(install_root)
+    links_dir = layout.resolve_bin_dir(bin_dir)
+    inspect_root(root)
+    payload = compute_payload()
+    runtime = layout.runtime_dir(root, payload.runtime_id)
+    reuse = _existing_is_reusable(runtime)
+    wrappers = plan_wrappers(root)
+    links = plan_links(root, links_dir)
+    if dry_run:
+        action = "would_reuse" if reuse else "would_create"
+        return InstallResult(
+            True,
+            root,
+            payload.runtime_id,
+            payload.version,
+            action,
+            current_id(root),
+            wrappers,
+            links,
+        )
+    prepare_state(root)
+    with install_lock(root, timeout=lock_timeout, command="lean-beam install"):
+        failpoint("locked")
+        inspect_root(root)
+        claim_root(root)
+        cleaned = staging.clean_stale(root)
+        failpoint("cleaned")
+        reuse = _existing_is_reusable(runtime)
+        if not reuse:
+            _build(root, payload)
+        wrappers = plan_wrappers(root)
+        links = plan_links(root, links_dir)
+        write_wrappers(root, wrappers)
+        failpoint("wrappers-written")
+        write_links(root, links_dir, links)
+        failpoint("links-written")
+        gcroot = _nix_gcroot(root, payload)
+        before = current_id(root)
+        switch_current(root, payload.runtime_id, before_replace=lambda: failpoint("current-tmp"))
+        failpoint("current-switched")
+    action = "reused" if reuse else "created"
+    return InstallResult(
+        False,
+        root,
+        payload.runtime_id,
+        payload.version,
+        action,
+        before,
+        wrappers,
+        links,
+        cleaned,
+        gcroot,
+    )

@@ -1,0 +1,334 @@
+"""What goes into a runtime: the dependency closure and its files (decisions 1-2).
+
+The closure is a walk of `Requires-Dist` from `lean-beam` with markers evaluated and no extras.
+Each distribution contributes the files its `RECORD` lists inside its site directory (never the
+`../bin` scripts) and its dist-info minus `RECORD`, `INSTALLER`, `REQUESTED` and
+`direct_url.json`. An editable lean-beam is staged from the package directories Python imports;
+an editable dependency is refused. Code already running from an installed runtime re-stages that
+runtime's own `site/`. Bytecode is carried along but is not part of the payload hash.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import shlex
+import stat
+import sys
+import sysconfig
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from beam_runtime import identity
+from beam_runtime.entry import ENTRY_POINTS
+from beam_runtime.errors import BeamError
+from beam_runtime.records import file_mode_tag, file_sha256, hash_line, payload_sha256
+from beam_runtime.version import NAME
+
+PACKAGES = ("beam_install", "beam_runtime", "beam_mcp")
+DIST_INFO_SKIPPED = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
+BYTECODE_SUFFIX = f".{sys.implementation.cache_tag}.pyc"
+
+
+@dataclass(frozen=True)
+class PayloadFile:
+    """One hashed file of the runtime: copied from `source` or written from `content`."""
+
+    relpath: str
+    executable: bool
+    source: Path | None = None
+    content: bytes | None = None
+
+    def digest(self) -> str:
+        if self.content is not None:
+            import hashlib
+
+            return hashlib.sha256(self.content).hexdigest()
+        assert self.source is not None
+        return file_sha256(self.source)
+
+    def size(self) -> int:
+        if self.content is not None:
+            return len(self.content)
+        assert self.source is not None
+        return self.source.stat().st_size
+
+
+@dataclass
+class Payload:
+    """Everything a runtime holds, and the facts its manifest records."""
+
+    version: str
+    python: dict[str, str]
+    created_by: str
+    files: list[PayloadFile]
+    bytecode: list[tuple[str, Path]] = field(default_factory=list)
+    distributions: list[str] = field(default_factory=list)
+    sha256: str = ""
+    total_bytes: int = 0
+
+    @property
+    def runtime_id(self) -> str:
+        return f"{self.version}-{self.sha256[:16]}"
+
+
+def _is_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == b"#!"
+    except OSError:
+        return True
+
+
+def real_interpreter() -> str:
+    """The interpreter binary itself: never a shim script, never a venv copy that can vanish."""
+    in_venv = sys.prefix != sys.base_prefix
+    candidates = [getattr(sys, "_base_executable", ""), sys.executable]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        real = os.path.realpath(candidate)
+        if in_venv and real.startswith(os.path.realpath(sys.prefix) + os.sep):
+            continue
+        if os.path.isfile(real) and os.access(real, os.X_OK) and not _is_script(real):
+            return real
+    raise BeamError(
+        "interpreterNotFound",
+        f"cannot find the real Python binary behind {sys.executable}",
+        "run lean-beam install with a Python whose executable is a real binary (not a shim)",
+    )
+
+
+def python_info() -> dict[str, str]:
+    return {
+        "executable": real_interpreter(),
+        "version": platform.python_version(),
+        "abi": sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag or "unknown",
+        "implementation": sys.implementation.name,
+        "platform": sysconfig.get_platform(),
+    }
+
+
+def installing_environment() -> str:
+    """pipx, uv, nix, venv or unknown (decision 4)."""
+    prefix = Path(sys.prefix)
+    if str(prefix.resolve()).startswith("/nix/store/"):
+        return "nix"
+    if (prefix / "pipx_metadata.json").exists():
+        return "pipx"
+    if (prefix / "uv-receipt.toml").exists():
+        return "uv"
+    if sys.prefix != sys.base_prefix:
+        return "venv"
+    return "unknown"
+
+
+def launcher_text(python: str, command: str) -> bytes:
+    """A runtime launcher: embeds the interpreter and entry point, never the root or the id."""
+    code = (
+        "import os, sys; "
+        "r = os.path.dirname(os.path.dirname(os.path.realpath(sys.argv[1]))); "
+        'sys.path[:0] = [os.path.join(r, "site")]; '
+        "from beam_runtime.launcher import main; "
+        f'main(r, "{command}", "{ENTRY_POINTS[command]}")'
+    )
+    return (
+        "#!/bin/sh\n"
+        f"# lean-beam runtime launcher for {command}; part of an immutable runtime, do not edit.\n"
+        "# Runs the recorded interpreter isolated, with only this runtime's site/ on the path.\n"
+        f'exec {shlex.quote(python)} -I -S -B -c {shlex.quote(code)} "$0" "$@"\n'
+    ).encode()
+
+
+def _editable(dist: metadata.Distribution) -> bool:
+    text = dist.read_text("direct_url.json")
+    if not text:
+        return False
+    try:
+        return bool(json.loads(text).get("dir_info", {}).get("editable"))
+    except (ValueError, AttributeError):
+        return False
+
+
+def _find(name: str, path: list[str] | None) -> metadata.Distribution:
+    for dist in metadata.distributions(name=name, path=path if path is not None else sys.path):
+        return dist
+    raise BeamError(
+        "missingDistribution",
+        f"the distribution {name} that lean-beam needs is not installed in {sys.prefix}",
+        "reinstall lean-beam with its dependencies (e.g. pip install --force-reinstall lean-beam)",
+        {"distribution": name},
+    )
+
+
+def closure(path: list[str] | None = None) -> list[metadata.Distribution]:
+    """lean-beam and every distribution it requires (markers evaluated, no extras)."""
+    found: dict[str, metadata.Distribution] = {}
+    queue = [canonicalize_name(NAME)]
+    while queue:
+        name = queue.pop()
+        if name in found:
+            continue
+        dist = _find(name, path)
+        found[name] = dist
+        for spec in dist.requires or []:
+            requirement = Requirement(spec)
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+                continue
+            queue.append(canonicalize_name(requirement.name))
+    return [found[name] for name in sorted(found)]
+
+
+class _Collector:
+    """Accumulates payload and bytecode files by runtime-relative path (first one wins)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, PayloadFile] = {}
+        self.bytecode: dict[str, Path] = {}
+
+    def add(self, relpath: str, source: Path) -> None:
+        if "__pycache__" in relpath.split("/"):
+            if relpath.endswith(BYTECODE_SUFFIX) and source.is_file():
+                self.bytecode.setdefault(relpath, source)
+            return
+        if relpath.endswith((".pyc", ".pyo")):
+            return
+        info = source.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return
+        executable = file_mode_tag(info.st_mode) == "755"
+        self.files.setdefault(relpath, PayloadFile(relpath, executable, source=source))
+
+    def add_tree(self, prefix: str, directory: Path) -> None:
+        for current, dirnames, filenames in os.walk(directory):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel = Path(current).relative_to(directory).as_posix()
+            for name in filenames:
+                if name.startswith("."):
+                    continue
+                inner = name if rel == "." else f"{rel}/{name}"
+                self.add(f"{prefix}/{inner}", Path(current, name))
+
+
+def _add_distribution(collect: _Collector, dist: metadata.Distribution, own: bool) -> None:
+    files = dist.files
+    name = dist.metadata["Name"]
+    if files is None:
+        raise BeamError(
+            "incompleteDistribution",
+            f"{name} has no RECORD of its files, so lean-beam cannot copy it",
+            f"reinstall {name} with pip, pipx or uv",
+            {"distribution": name},
+        )
+    editable = _editable(dist)
+    if editable and not own:
+        raise BeamError(
+            "editableInstall",
+            f"the dependency {name} is an editable install; a runtime cannot copy it",
+            f"install {name} normally (not with -e) in this environment, then rerun",
+            {"distribution": name},
+        )
+    site = Path(str(dist.locate_file("")))
+    for entry in files:
+        parts = entry.parts
+        if not parts or parts[0] == "..":
+            continue
+        in_dist_info = parts[0].endswith(".dist-info")
+        if in_dist_info and parts[-1] in DIST_INFO_SKIPPED:
+            continue
+        if editable and not in_dist_info:
+            continue  # the editable hooks; the packages themselves come from their directories
+        source = site / entry
+        if not source.exists():
+            if "__pycache__" in parts:
+                continue
+            raise BeamError(
+                "incompleteDistribution",
+                f"{name} lists {entry} but the file is missing: {source}",
+                f"reinstall {name}",
+                {"distribution": name, "path": str(source)},
+            )
+        collect.add(f"site/{entry.as_posix()}", source)
+    if editable:
+        for package in PACKAGES:
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.submodule_search_locations:
+                collect.add_tree(
+                    f"site/{package}", Path(next(iter(spec.submodule_search_locations)))
+                )
+
+
+def _collect_environment(path: list[str] | None) -> tuple[_Collector, list[str]]:
+    collect = _Collector()
+    names = []
+    for dist in closure(path):
+        own = canonicalize_name(dist.metadata["Name"]) == canonicalize_name(NAME)
+        _add_distribution(collect, dist, own)
+        names.append(f"{dist.metadata['Name']} {dist.version}")
+    return collect, names
+
+
+def _collect_runtime(runtime_dir: str) -> tuple[_Collector, list[str]]:
+    collect = _Collector()
+    collect.add_tree("site", Path(runtime_dir) / "site")
+    return collect, [f"{NAME} (from runtime {os.path.basename(runtime_dir)})"]
+
+
+def _launchers(python: str) -> list[PayloadFile]:
+    return [
+        PayloadFile(f"bin/{command}", True, content=launcher_text(python, command))
+        for command in ENTRY_POINTS
+    ]
+
+
+def hash_payload(files: Iterable[PayloadFile]) -> tuple[str, int]:
+    """(payload_sha256, total bytes) of the files (decision 1)."""
+    lines = []
+    total = 0
+    for item in files:
+        lines.append(hash_line(item.digest(), "755" if item.executable else "644", item.relpath))
+        total += item.size()
+    return payload_sha256(lines), total
+
+
+def compute_payload(path: list[str] | None = None) -> Payload:
+    """The payload of the code this process runs (or of the distributions found on `path`)."""
+    python = python_info()
+    running_from = identity.code_runtime_dir()
+    if running_from is not None and path is None:
+        collect, names = _collect_runtime(running_from)
+        manifest = identity.read_manifest(running_from)[0] or {}
+        created_by = str(manifest.get("created_by", "unknown"))
+    else:
+        collect, names = _collect_environment(path)
+        created_by = installing_environment()
+    files = sorted(
+        [*collect.files.values(), *_launchers(python["executable"])],
+        key=lambda item: item.relpath.encode(),
+    )
+    payload = Payload(
+        version=str(Version(metadata_version(path))),
+        python=python,
+        created_by=created_by,
+        files=files,
+        bytecode=sorted(collect.bytecode.items()),
+        distributions=names,
+    )
+    payload.sha256, payload.total_bytes = hash_payload(files)
+    return payload
+
+
+def metadata_version(path: list[str] | None) -> str:
+    if path is None:
+        from beam_runtime.version import VERSION
+
+        return VERSION
+    return _find(canonicalize_name(NAME), path).version

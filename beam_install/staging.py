@@ -1,0 +1,150 @@
+"""Building a runtime in `state/staging/<random>` and publishing it by rename (decisions 1-3).
+
+Files are copied with normalized modes (0644, or 0755 for executables), bytecode is carried over
+and the missing bytecode compiled, the manifest is written last, files lose their write bits, all
+of it is flushed to disk, and the finished directory is renamed to `versions/<id>` (same
+filesystem, so the runtime appears complete or not at all).
+"""
+
+from __future__ import annotations
+
+import compileall
+import os
+import secrets
+import shutil
+import stat
+from pathlib import Path
+
+from beam_install.manifest_writer import write_manifest
+from beam_install.payload import Payload, PayloadFile
+from beam_runtime import layout
+from beam_runtime.records import Manifest
+
+READ_ONLY_FILE = 0o444
+READ_ONLY_EXECUTABLE = 0o555
+
+
+def _copy(source: Path, target: Path) -> None:
+    shutil.copyfile(source, target)
+    info = source.stat()
+    # Same mtime as the source, so the bytecode copied next to it stays valid.
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+class _Tree:
+    """Creates parent directories once each."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.made: set[Path] = set()
+
+    def target(self, relpath: str) -> Path:
+        path = self.base / relpath
+        if path.parent not in self.made:
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            self.made.add(path.parent)
+        return path
+
+
+def _write_file(tree: _Tree, item: PayloadFile) -> None:
+    target = tree.target(item.relpath)
+    if item.content is not None:
+        target.write_bytes(item.content)
+    else:
+        assert item.source is not None
+        _copy(item.source, target)
+    os.chmod(target, 0o755 if item.executable else 0o644)
+
+
+def new_stage(root: Path, runtime_id: str) -> Path:
+    stage = layout.staging_dir(root) / f"{runtime_id}.{secrets.token_hex(4)}"
+    stage.mkdir(mode=0o755)
+    return stage
+
+
+def fill_stage(stage: Path, payload: Payload) -> None:
+    """Copy the payload and its bytecode, and compile the bytecode that is missing."""
+    tree = _Tree(stage)
+    for item in payload.files:
+        _write_file(tree, item)
+    for relpath, source in payload.bytecode:
+        target = tree.target(relpath)
+        _copy(source, target)
+        os.chmod(target, 0o644)
+    compileall.compile_dir(str(stage / "site"), quiet=2, workers=1)
+
+
+def seal_stage(stage: Path, payload: Payload) -> Manifest:
+    """Write the manifest last, drop write bits, and flush everything to disk."""
+    manifest = write_manifest(stage, payload)
+    make_read_only(stage)
+    os.sync()
+    return manifest
+
+
+def make_read_only(tree: Path) -> None:
+    """Remove the write bits of every file below `tree` (directories stay writable)."""
+    for current, _dirs, files in os.walk(tree):
+        for name in files:
+            path = os.path.join(current, name)
+            mode = os.lstat(path).st_mode
+            if stat.S_ISREG(mode):
+                os.chmod(path, READ_ONLY_EXECUTABLE if mode & 0o111 else READ_ONLY_FILE)
+
+
+def make_writable(tree: Path) -> None:
+    """Give the owner write access back (prune calls this before deleting a runtime)."""
+    for current, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            path = os.path.join(current, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode):
+                os.chmod(path, stat.S_IMODE(mode) | stat.S_IWUSR)
+
+
+def create_lease(root: Path, runtime_id: str) -> None:
+    """Create `state/leases/<id>.lease`, which live processes of the runtime lock shared."""
+    path = layout.lease_path(root, runtime_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(stage: Path, root: Path, runtime_id: str) -> Path:
+    """Rename the sealed stage to `versions/<id>` and make the rename durable."""
+    target = layout.runtime_dir(root, runtime_id)
+    os.rename(stage, target)
+    fsync_dir(layout.versions_dir(root))
+    fsync_dir(layout.staging_dir(root))
+    return target
+
+
+def clean_stale(root: Path) -> list[str]:
+    """Remove leftovers of killed installs and prunes (only ever called holding the lock)."""
+    cleaned = []
+    for directory in (layout.staging_dir(root), layout.trash_dir(root)):
+        if not directory.is_dir():
+            continue
+        for entry in sorted(directory.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                make_writable(entry)
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            cleaned.append(str(entry))
+    leftovers = [
+        *root.glob(f"{layout.CURRENT_TMP_PREFIX}*"),
+        *layout.bin_dir(root).glob(".*.tmp-*"),
+    ]
+    for entry in sorted(leftovers):
+        entry.unlink()
+        cleaned.append(str(entry))
+    return cleaned
