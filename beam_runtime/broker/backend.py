@@ -15,6 +15,7 @@ from anyio.abc import TaskGroup
 from beam_runtime.broker import operations, queries
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig, SessionManager
+from beam_runtime.broker.paths import read_source, resolve_source
 from beam_runtime.broker.session import Limits
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ class BrokerBackend:
             from beam_runtime.broker.feedback import feedback_report
 
             return feedback_report(args, ctx.root, manager, ctx)
+        path = getattr(args, "path", None)
+        if isinstance(path, str):  # bad paths fail before any Lean process is started
+            read_source(resolve_source(ctx.root, path))
         async with manager.use(ctx.root) as session:
             return await _run(session, tool, args, ctx)
 
