@@ -69,6 +69,9 @@ class AsyncServer:
     def backend(self) -> LeanBackend:
         if self._backend is None:
             self._backend = create_backend(self.settings)
+            attach = getattr(self._backend, "attach", None)
+            if attach is not None:  # the broker runs session readers in the server's group
+                attach(self.tg)
         return self._backend
 
     # ------------------------------------------------------------ input
