@@ -53,7 +53,8 @@ class ToolContext:
 
 class LeanBackend(Protocol):
     async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
-        """Runs one workspace-bound tool (every `lean_*` tool and `lean_drop_workspace`).
+        """Runs one workspace-bound tool: every `lean_*` tool, `lean_drop_workspace` and
+        `beam_feedback_report`.
 
         `arguments` is the validated pydantic input model. Return the `structuredContent`
         (it must echo `workspace: {"root": ctx.root}`); raise `ToolError` for tool errors.
@@ -71,6 +72,10 @@ class LeanBackend(Protocol):
     async def aclose(self) -> None:
         """Stops every Lean session; called once at shutdown."""
         ...
+
+
+# Optional: a backend with `attach(task_group: anyio.abc.TaskGroup) -> None` receives the
+# server's long-lived task group right after it is created (session readers, idle reapers).
 
 
 class UnavailableBackend:
