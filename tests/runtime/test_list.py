@@ -1,0 +1,93 @@
+"""`lean-beam runtime list` against a real install plus runtimes derived from it."""
+
+from __future__ import annotations
+
+import os
+
+from beam_runtime.records import load_manifest
+from tests.runtime.clienv import dev_command, run
+from tests.runtime.conftest import Installed, write_codex
+from tests.runtime.trees import clone_runtime
+
+
+def test_fresh_install(installed: Installed) -> None:
+    result = installed.beam("runtime", "list", "--json")
+    assert result.code == 0, result.stderr
+    body = result.json()
+    assert body["schema"] == 1
+    assert body["install_root"] == str(installed.root)
+    assert body["current"] == installed.runtime_id
+    (entry,) = body["runtimes"]
+    manifest = load_manifest(installed.versions() / installed.runtime_id)
+    assert entry == {
+        "id": installed.runtime_id,
+        "version": manifest.version,
+        "created_at": manifest.created_at,
+        "bytes": manifest.bytes,
+        "current": True,
+        "active": True,  # the listing process itself runs from this runtime and holds its lease
+        "referenced_by": [],
+        "invalid": None,
+    }
+
+
+def test_flags_order_and_invalid_entries(installed: Installed, lease_holders) -> None:  # type: ignore[no-untyped-def]
+    root = installed.root
+    old = clone_runtime(root, installed.runtime_id, variant="old", created_at="2020-01-01T00:00:00Z")
+    mid = clone_runtime(root, installed.runtime_id, variant="mid", created_at="2021-01-01T00:00:00Z")
+    new = clone_runtime(root, installed.runtime_id, variant="new", created_at="2022-01-01T00:00:00Z")
+    assert lease_holders(root, mid).held
+    write_codex(installed.home, {"pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
+                                 "stable": f"{root}/bin/lean-beam-mcp"})
+    versions = installed.versions()
+    (versions / "stray-file").write_text("x")
+    (versions / "no-manifest").mkdir()
+    os.symlink(versions / new, versions / "0.1.0-link")
+
+    body = installed.beam("runtime", "list", "--json").json()
+    by_id = {r["id"]: r for r in body["runtimes"]}
+    order = [r["id"] for r in body["runtimes"]]
+    assert order[:4] == [installed.runtime_id, new, mid, old]
+    assert set(order[4:]) == {"stray-file", "no-manifest", "0.1.0-link"}
+    assert by_id[mid]["active"] and not by_id[new]["active"] and not by_id[old]["active"]
+    assert by_id[old]["referenced_by"] == [
+        {"client": "codex", "config": str(installed.home / ".codex" / "config.toml"),
+         "server_name": "pinned"}
+    ]
+    assert by_id[new]["referenced_by"] == [] and not by_id[new]["current"]
+    for name in ("stray-file", "no-manifest", "0.1.0-link"):
+        assert by_id[name]["invalid"], name
+        assert by_id[name]["version"] is None and by_id[name]["bytes"] is None
+
+    text = installed.beam("runtime", "list")
+    assert text.code == 0
+    assert f"{old}" in text.stdout and "referenced by codex:pinned" in text.stdout
+    assert "invalid:" in text.stdout
+
+
+def test_unparsable_config_is_reported_per_runtime(installed: Installed) -> None:
+    root = installed.root
+    other = clone_runtime(root, installed.runtime_id, variant="o", created_at="2020-01-01T00:00:00Z")
+    (installed.home / ".claude.json").write_text(f'{{"mcpServers": {{"x": "{other}"')
+    by_id = {r["id"]: r for r in installed.beam("runtime", "list", "--json").json()["runtimes"]}
+    (ref,) = by_id[other]["referenced_by"]
+    assert ref["client"] == "claude-code" and ref["server_name"] is None and ref["error"]
+    assert by_id[installed.runtime_id]["referenced_by"] == []
+
+
+def test_install_root_option_from_a_development_copy(installed: Installed) -> None:
+    env = installed.env(BEAM_NO_DELEGATE="1")
+    result = run([dev_command("lean-beam"), "runtime", "list", "--install-root",
+                  str(installed.root), "--json"], env)
+    assert result.code == 0, result.stderr
+    (entry,) = result.json()["runtimes"]
+    assert entry["current"] and not entry["active"]  # nothing runs from the runtime now
+
+
+def test_refused_root_and_usage_errors(installed: Installed) -> None:
+    env = installed.env(BEAM_NO_DELEGATE="1")
+    bad = run([dev_command("lean-beam"), "runtime", "list", "--install-root", "relative/x",
+               "--json"], env)
+    assert bad.code == 1 and bad.error()["category"] == "invalidInstallRoot"
+    unknown = installed.beam("runtime", "list", "--bogus")
+    assert unknown.code == 2 and unknown.stdout == ""
