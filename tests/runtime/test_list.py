@@ -32,10 +32,10 @@ def test_fresh_install(installed: Installed) -> None:
 
 
 def test_flags_order_and_invalid_entries(installed: Installed, lease_holders) -> None:  # type: ignore[no-untyped-def]
-    root = installed.root
-    old = clone_runtime(root, installed.runtime_id, variant="old", created_at="2020-01-01T00:00:00Z")
-    mid = clone_runtime(root, installed.runtime_id, variant="mid", created_at="2021-01-01T00:00:00Z")
-    new = clone_runtime(root, installed.runtime_id, variant="new", created_at="2022-01-01T00:00:00Z")
+    root, source = installed.root, installed.runtime_id
+    old = clone_runtime(root, source, variant="old", created_at="2020-01-01T00:00:00Z")
+    mid = clone_runtime(root, source, variant="mid", created_at="2021-01-01T00:00:00Z")
+    new = clone_runtime(root, source, variant="new", created_at="2022-01-01T00:00:00Z")
     assert lease_holders(root, mid).held
     write_codex(installed.home, {"pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
                                  "stable": f"{root}/bin/lean-beam-mcp"})
@@ -66,8 +66,8 @@ def test_flags_order_and_invalid_entries(installed: Installed, lease_holders) ->
 
 
 def test_unparsable_config_is_reported_per_runtime(installed: Installed) -> None:
-    root = installed.root
-    other = clone_runtime(root, installed.runtime_id, variant="o", created_at="2020-01-01T00:00:00Z")
+    root, source = installed.root, installed.runtime_id
+    other = clone_runtime(root, source, variant="o", created_at="2020-01-01T00:00:00Z")
     (installed.home / ".claude.json").write_text(f'{{"mcpServers": {{"x": "{other}"')
     by_id = {r["id"]: r for r in installed.beam("runtime", "list", "--json").json()["runtimes"]}
     (ref,) = by_id[other]["referenced_by"]
