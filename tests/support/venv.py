@@ -1,0 +1,68 @@
+"""One wheel of this checkout installed into one temporary venv per test run (decision 41).
+
+The wheel is built from a copy of the package sources (never in the working tree, which other
+people use at the same time); the venv is created with the real interpreter behind this one
+(never a pyenv shim) and without pip, then pip from the running environment installs the wheel
+and its dependencies into it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCES = ("pyproject.toml", "README.md", "beam_install", "beam_runtime", "beam_mcp")
+
+
+def real_python() -> str:
+    """The interpreter binary behind this test run."""
+    base = getattr(sys, "_base_executable", "") or sys.executable
+    return os.path.realpath(base)
+
+
+def build_wheel(work: Path) -> Path:
+    source = work / "src"
+    source.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+    for name in SOURCES:
+        path = REPO / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=ignore)
+        else:
+            shutil.copy2(path, source / name)
+    out = work / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = out.glob("lean_beam-*.whl")
+    return wheel
+
+
+def create_venv(work: Path, wheel: Path) -> Path:
+    venv = work / "venv"
+    subprocess.run(
+        [real_python(), "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
+    subprocess.run(
+        [*pip, "install", "-q", "--disable-pip-version-check", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    return venv
+
+
+def wheel_venv(work: Path) -> Path:
+    """Build the wheel and a venv holding it; returns the venv directory."""
+    return create_venv(work, build_wheel(work))
