@@ -285,6 +285,7 @@ class LeanSession:
         (final ``kind: 2``) also ends the wait, as Lean may never get further.
         """
         params = {"uri": doc.uri, "version": doc.version}
+        failure: BrokerError | None = None
         async with anyio.create_task_group() as group:
 
             async def on_fatal() -> None:
@@ -292,12 +293,17 @@ class LeanSession:
                 group.cancel_scope.cancel()
 
             group.start_soon(on_fatal)
-            await self.request(
-                "textDocument/waitForDiagnostics",
-                params,
-                phase="barrier",
-                timeout_s=self.limits.barrier_s,
-            )
+            try:
+                await self.request(
+                    "textDocument/waitForDiagnostics",
+                    params,
+                    phase="barrier",
+                    timeout_s=self.limits.barrier_s,
+                )
+            except BrokerError as exc:  # raised here it would leave as an ExceptionGroup
+                failure = exc
             group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
         if doc.crashed:
             raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
