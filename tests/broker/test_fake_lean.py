@@ -162,9 +162,9 @@ def _fake_processes(root: Path) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline", "cwd"]):
         try:
-            if "tests.fake_lean" in " ".join(process.info["cmdline"] or []):
-                if process.info["cwd"] == str(root):
-                    found.append(process)
+            command = " ".join(process.info["cmdline"] or [])
+            if "fake_lean" in command and process.info["cwd"] == str(root):
+                found.append(process)
         except psutil.Error:
             continue
     return found
