@@ -86,6 +86,7 @@ class Document:
         self.sticky: list[Diag] = []
         self.proc: subprocess.Popen[bytes] | None = None
         self.header = ""
+        self.fresh_elaborations = 0
         self.snap = self._new_snapshot()
 
     # lifecycle (all called with the server lock held)
@@ -202,6 +203,7 @@ class Document:
         self, snap: Snapshot, command: Command, env: Env, doc: str | None, clock: _Clock
     ) -> CmdResult | None:
         settings = self.server.settings
+        self.fresh_elaborations += 1
         result = elaborate(
             command, snap.lines, env, settings.texts, self.uri, _doc_text(doc)
         )

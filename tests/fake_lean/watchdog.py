@@ -388,9 +388,11 @@ class Server:
                         "elaborated": len(doc.snap.results),
                         "commands": len(doc.snap.commands),
                         "cached": len(doc.cache),
+                        "freshElaborations": doc.fresh_elaborations,
                     }
                     for uri, doc in self.docs.items()
                 },
+                "pending": sorted(p.method for p in self.pending.values()),
                 "silent": self.silent,
                 "incremental": self.incremental,
                 "profile": self.settings.profile,

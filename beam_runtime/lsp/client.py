@@ -1,0 +1,366 @@
+"""An anyio JSON-RPC client for one Lean language server process.
+
+Use ``LspClient.launch(...)`` as an async context manager: it starts the process (own session,
+stderr drained into a tail), runs the reader, and on exit shuts the server down and kills its
+whole descendant tree. Call ``initialize`` first; nothing else may be sent until it returned
+(``initialized`` is sent right after the response, with nothing in between).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from beam_runtime.lsp import process
+from beam_runtime.lsp.errors import (
+    ClientStateError,
+    FramingError,
+    LspError,
+    RequestTimeout,
+    ServerExited,
+    response_error,
+)
+from beam_runtime.lsp.framing import FrameReader, encode_message
+
+NotificationHandler = Callable[[str, Any], None]
+ACKNOWLEDGED_SERVER_REQUESTS = frozenset(
+    {
+        "client/registerCapability",
+        "client/unregisterCapability",
+        "workspace/semanticTokens/refresh",
+        "workspace/inlayHint/refresh",
+        "workspace/codeLens/refresh",
+        "workspace/diagnostic/refresh",
+    }
+)
+
+
+@dataclass
+class _Waiter:
+    method: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: LspError | None = None
+
+
+class PendingRequest:
+    """A request on the wire: await ``result()``, or ``cancel()`` it (``$/cancelRequest``)."""
+
+    def __init__(self, client: LspClient, request_id: int, waiter: _Waiter) -> None:
+        self.id = request_id
+        self.method = waiter.method
+        self._client = client
+        self._waiter = waiter
+        self._cancel_sent = False
+
+    async def result(self, timeout: float | None = None) -> Any:
+        """The answer; raises ``ResponseError`` subclasses, ``RequestTimeout``, ``ServerExited``.
+
+        On timeout or when the caller is cancelled, ``$/cancelRequest`` goes out in the
+        background and a late answer is dropped.
+        """
+        limit = self._client.request_timeout if timeout is None else timeout
+        try:
+            with anyio.fail_after(limit):
+                await self._waiter.done.wait()
+        except TimeoutError:
+            self.abandon()
+            raise RequestTimeout(self.method, limit) from None
+        except anyio.get_cancelled_exc_class():
+            self.abandon()
+            raise
+        if self._waiter.error is not None:
+            raise self._waiter.error
+        return self._waiter.result
+
+    async def cancel(self) -> None:
+        """Ask the server to cancel; ``result()`` then usually raises ``RequestCancelled``."""
+        if not self._cancel_sent and not self._waiter.done.is_set():
+            self._cancel_sent = True
+            await self._client.notify("$/cancelRequest", {"id": self.id})
+
+    def abandon(self) -> None:
+        self._client._forget(self.id, send_cancel=not self._cancel_sent)
+
+
+class LspClient:
+    def __init__(
+        self,
+        proc: process.ServerProcess,
+        task_group: TaskGroup,
+        request_timeout: float,
+        stderr_lines: int,
+    ) -> None:
+        assert proc.popen.stdin and proc.popen.stdout and proc.popen.stderr
+        self._proc = proc
+        self._tg = task_group
+        self.request_timeout = request_timeout
+        self._stdin = process.PipeSendStream(proc.popen.stdin)
+        self._stdout = process.PipeReceiveStream(proc.popen.stdout)
+        self._stderr = process.PipeReceiveStream(proc.popen.stderr)
+        self.stderr = process.StderrTail(stderr_lines)
+        self._send_lock = anyio.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Waiter] = {}
+        self._handlers: dict[str | None, list[NotificationHandler]] = {}
+        self._phase = "new"
+        self._exit_error: ServerExited | None = None
+        self._exited = anyio.Event()
+        self.server_requests: list[tuple[str, Any]] = []
+
+    # lifecycle
+
+    @classmethod
+    @asynccontextmanager
+    async def launch(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        request_timeout: float = 60.0,
+        stderr_lines: int = 64,
+        track_interval: float = 0.5,
+    ) -> AsyncIterator[LspClient]:
+        """Start ``argv`` in ``cwd`` (the project root) and yield a client for it."""
+        proc = process.spawn(argv, cwd, env)
+        async with anyio.create_task_group() as tg:
+            client = cls(proc, tg, request_timeout, stderr_lines)
+            tg.start_soon(client._read_loop)
+            tg.start_soon(client._drain_stderr)
+            tg.start_soon(client._track_descendants, track_interval)
+            try:
+                yield client
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await client.close()
+                tg.cancel_scope.cancel()
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.popen.poll()
+
+    @property
+    def alive(self) -> bool:
+        return not self._exited.is_set()
+
+    @property
+    def exit_error(self) -> ServerExited | None:
+        return self._exit_error
+
+    async def wait_exited(self) -> None:
+        await self._exited.wait()
+
+    async def initialize(self, params: dict[str, Any], timeout: float | None = None) -> Any:
+        """``initialize``, then ``initialized`` at once; returns the server's result."""
+        if self._phase != "new":
+            raise ClientStateError(f"initialize is not allowed in phase {self._phase!r}")
+        self._phase = "initializing"
+        pending = await self._start_request("initialize", params)
+        try:
+            result = await pending.result(timeout)
+            await self._send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        except BaseException:
+            self._phase = "failed"
+            raise
+        self._phase = "ready"
+        return result
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """``shutdown`` then ``exit`` (both without params, as Lean requires)."""
+        if self._phase != "ready" or not self.alive:
+            return
+        self._phase = "shutting-down"
+        try:
+            pending = await self._start_request("shutdown", None)
+            await pending.result(timeout)
+        finally:
+            self._phase = "shut-down"
+            try:
+                await self._send({"jsonrpc": "2.0", "method": "exit"})
+            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def close(self, grace: float = 2.0) -> None:
+        """Shut down politely if possible, then kill the whole process tree."""
+        if self._phase == "closed":
+            return
+        if self._phase == "ready" and self.alive:
+            try:
+                await self.shutdown(timeout=grace)
+                with anyio.move_on_after(grace):
+                    await self._exited.wait()
+            except LspError:
+                pass
+        self._phase = "closed"
+        await anyio.to_thread.run_sync(process.kill_tree, self._proc)
+        self._fail_all(self._exit_error or ServerExited(self.returncode, self.stderr.snapshot()))
+        for stream in (self._stdin, self._stdout, self._stderr):
+            await stream.aclose()
+
+    # sending
+
+    def _check_ready(self) -> None:
+        if self._exit_error is not None:
+            raise self._exit_error
+        if self._phase != "ready":
+            raise ClientStateError(f"the client is in phase {self._phase!r}, not 'ready'")
+
+    async def send_request(self, method: str, params: Any = None) -> PendingRequest:
+        """Put a request on the wire; ``params`` defaults to ``{}`` (Lean requires them)."""
+        self._check_ready()
+        return await self._start_request(method, {} if params is None else params)
+
+    async def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
+        pending = await self.send_request(method, params)
+        return await pending.result(timeout)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        self._check_ready()
+        message = {"jsonrpc": "2.0", "method": method, "params": {} if params is None else params}
+        await self._send(message)
+
+    async def _start_request(self, method: str, params: Any) -> PendingRequest:
+        if self._exit_error is not None:
+            raise self._exit_error
+        request_id = next(self._ids)
+        waiter = _Waiter(method)
+        self._pending[request_id] = waiter
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message)
+        except BaseException:
+            self._pending.pop(request_id, None)
+            raise
+        return PendingRequest(self, request_id, waiter)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        frame = encode_message(message)
+        async with self._send_lock:
+            try:
+                await self._stdin.send(frame)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
+                raise self._exit_error or ServerExited(
+                    self.returncode, self.stderr.snapshot()
+                ) from error
+
+    def _forget(self, request_id: int, send_cancel: bool) -> None:
+        if self._pending.pop(request_id, None) is not None and send_cancel and self.alive:
+            self._tg.start_soon(self._send_quietly, "$/cancelRequest", {"id": request_id})
+
+    async def _send_quietly(self, method: str, params: Any) -> None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        with anyio.move_on_after(5), anyio.CancelScope(shield=True):
+            try:
+                await self._send(message)
+            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    # receiving
+
+    def add_notification_handler(
+        self, method: str | None, handler: NotificationHandler
+    ) -> Callable[[], None]:
+        """Call ``handler(method, params)`` for ``method`` (``None``: every notification).
+
+        Handlers run on the reader task and must not block. Returns a function removing it.
+        """
+        self._handlers.setdefault(method, []).append(handler)
+        return lambda: self._handlers.get(method, []).remove(handler)
+
+    async def _read_loop(self) -> None:
+        reader = FrameReader(self._stdout)
+        try:
+            while True:
+                message = await reader.read()
+                if message is None:
+                    break
+                self._dispatch(message)
+        except (FramingError, anyio.ClosedResourceError, anyio.BrokenResourceError) as error:
+            self.stderr.lines.append(f"[lean-beam] LSP stream error: {error}")
+        await self._on_exit()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if isinstance(method, str) and "id" in message:
+            self._server_request(message["id"], method, message.get("params"))
+        elif isinstance(method, str):
+            for handler in [*self._handlers.get(method, []), *self._handlers.get(None, [])]:
+                handler(method, message.get("params"))
+        elif isinstance(message.get("id"), int):
+            waiter = self._pending.pop(message["id"], None)
+            if waiter is None:
+                return  # a late answer to an abandoned request
+            if isinstance(message.get("error"), dict):
+                waiter.error = response_error(waiter.method, message["error"])
+            else:
+                waiter.result = message.get("result")
+            waiter.done.set()
+
+    def _server_request(self, request_id: Any, method: str, params: Any) -> None:
+        self.server_requests.append((method, params))
+        if method in ACKNOWLEDGED_SERVER_REQUESTS:
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": None}
+        else:
+            reply = {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {"code": -32601, "message": f"lean-beam does not handle {method}"},
+            }
+        self._tg.start_soon(self._send_reply, reply)
+
+    async def _send_reply(self, reply: dict[str, Any]) -> None:
+        with anyio.move_on_after(5):
+            try:
+                await self._send(reply)
+            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def _drain_stderr(self) -> None:
+        try:
+            while True:
+                self.stderr.feed(await self._stderr.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
+
+    async def _track_descendants(self, interval: float) -> None:
+        while self.alive:
+            await anyio.to_thread.run_sync(process.refresh_descendants, self._proc)
+            await anyio.sleep(interval)
+
+    async def _on_exit(self) -> None:
+        with anyio.move_on_after(2):
+            while self._proc.popen.poll() is None:
+                await anyio.sleep(0.02)
+        error = ServerExited(self.returncode, self.stderr.snapshot())
+        self._exit_error = error
+        self._exited.set()
+        self._fail_all(error)
+        if self._phase != "closed":
+            await anyio.to_thread.run_sync(process.kill_tree, self._proc)
+
+    def _fail_all(self, error: LspError) -> None:
+        waiters, self._pending = self._pending, {}
+        for waiter in waiters.values():
+            waiter.error = error
+            waiter.done.set()
+
+
+def path_uri(path: Path) -> str:
+    return path.absolute().as_uri()
+
+
+__all__ = ["LspClient", "PendingRequest", "path_uri"]

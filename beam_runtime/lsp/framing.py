@@ -1,0 +1,81 @@
+"""Content-Length framing over anyio byte streams (strict, with bounded headers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from beam_runtime.lsp.errors import FramingError
+
+MAX_HEADER_BYTES = 8 * 1024
+MAX_BODY_BYTES = 512 * 1024 * 1024
+_ALLOWED_HEADERS = ("content-length", "content-type")
+
+
+def encode_message(message: dict[str, Any]) -> bytes:
+    """A frame: compact UTF-8 JSON (non-ASCII kept raw), length counted in bytes."""
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+async def write_message(stream: ByteSendStream, message: dict[str, Any]) -> None:
+    await stream.send(encode_message(message))
+
+
+def parse_header(block: bytes) -> int:
+    """The body length declared by a header block (without its final blank line)."""
+    try:
+        text = block.decode("ascii")
+    except UnicodeDecodeError as error:
+        raise FramingError("LSP header is not ASCII") from error
+    length: int | None = None
+    for line in text.split("\r\n"):
+        name, sep, value = line.partition(":")
+        key = name.strip().lower()
+        if not sep or key not in _ALLOWED_HEADERS:
+            raise FramingError(f"unexpected LSP header line {line!r}")
+        if key == "content-length":
+            if length is not None:
+                raise FramingError("duplicate Content-Length header")
+            if not value.strip().isdigit():
+                raise FramingError(f"invalid Content-Length {value.strip()!r}")
+            length = int(value.strip())
+    if length is None:
+        raise FramingError("missing Content-Length header")
+    if length > MAX_BODY_BYTES:
+        raise FramingError(f"message of {length} bytes exceeds the {MAX_BODY_BYTES}-byte limit")
+    return length
+
+
+class FrameReader:
+    """Reads one JSON object per frame; ``None`` marks a clean end of stream."""
+
+    def __init__(self, stream: ByteReceiveStream, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
+        self._stream = BufferedByteReceiveStream(stream)
+        self._max_header = max_header_bytes
+
+    async def read(self) -> dict[str, Any] | None:
+        try:
+            header = await self._stream.receive_until(b"\r\n\r\n", self._max_header)
+        except anyio.IncompleteRead:
+            if self._stream.buffer:
+                raise FramingError("stream ended inside an LSP header") from None
+            return None
+        except anyio.DelimiterNotFound:
+            raise FramingError(f"LSP header longer than {self._max_header} bytes") from None
+        length = parse_header(header)
+        try:
+            body = await self._stream.receive_exactly(length)
+        except anyio.IncompleteRead:
+            raise FramingError("stream ended inside an LSP message body") from None
+        try:
+            message = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise FramingError(f"LSP body is not UTF-8 JSON: {error}") from error
+        if not isinstance(message, dict):
+            raise FramingError("LSP message is not a JSON object")
+        return message

@@ -1,0 +1,191 @@
+"""Starting the server process and taking it down with every descendant.
+
+The server runs in its own session; on Linux it also gets ``PR_SET_PDEATHSIG`` so it dies with
+the thread that started it (start it from the event-loop thread, never a worker thread). Lean's
+file workers call ``setsid``, so killing the process group is not enough: descendants are
+tracked with psutil while the server runs, and every process carrying this session's marker
+variable in its environment is killed as well (that finds orphans whose parent already died).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+MARKER_VARIABLE = "LEAN_BEAM_LSP_SESSION"
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """preexec hook: ask the kernel to SIGKILL the child when its parent thread exits."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+@dataclass
+class ServerProcess:
+    popen: subprocess.Popen[bytes]
+    marker: str
+    known: set[Any] = field(default_factory=set)  # psutil.Process objects seen as descendants
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> ServerProcess:
+    marker = secrets.token_hex(16)
+    environment = dict(os.environ if env is None else env)
+    environment[MARKER_VARIABLE] = marker
+    popen = subprocess.Popen(
+        list(argv),
+        cwd=str(cwd),
+        env=environment,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+    return ServerProcess(popen, marker)
+
+
+class PipeReceiveStream(ByteReceiveStream):
+    """Non-blocking reads from a pipe, waiting with ``anyio.wait_readable``."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._pipe = pipe
+        self._fd = pipe.fileno()
+        os.set_blocking(self._fd, False)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if not self._pipe.closed:
+            anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class PipeSendStream(ByteSendStream):
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._pipe = pipe
+        self._fd = pipe.fileno()
+        os.set_blocking(self._fd, False)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            if self._pipe.closed:
+                raise anyio.ClosedResourceError
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            except (BrokenPipeError, ConnectionResetError) as error:
+                raise anyio.BrokenResourceError from error
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        if not self._pipe.closed:
+            anyio.notify_closing(self._fd)
+            self._pipe.close()
+
+
+class StderrTail:
+    """The last ``size`` lines of the server's stderr (decoded leniently)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=size)
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._partial + chunk
+        *complete, self._partial = data.split(b"\n")
+        self._partial = self._partial[-65536:]
+        for line in complete:
+            self.lines.append(line.decode("utf-8", "replace").rstrip("\r"))
+
+    def snapshot(self) -> list[str]:
+        tail = list(self.lines)
+        if self._partial:
+            tail.append(self._partial.decode("utf-8", "replace"))
+        return tail[-(self.lines.maxlen or 64) :]
+
+
+def refresh_descendants(proc: ServerProcess) -> None:
+    """Remember every current descendant (blocking; run it in a worker thread)."""
+    import psutil
+
+    try:
+        proc.known.update(psutil.Process(proc.pid).children(recursive=True))
+    except psutil.Error:
+        pass
+
+
+def _marked(marker: str) -> list[Any]:
+    import psutil
+
+    found = []
+    for candidate in psutil.process_iter():
+        try:
+            if candidate.environ().get(MARKER_VARIABLE) == marker:
+                found.append(candidate)
+        except psutil.Error:
+            continue
+    return found
+
+
+def kill_tree(proc: ServerProcess, wait_seconds: float = 3.0) -> None:
+    """SIGKILL the server, its process group and every descendant; reap the server."""
+    import psutil
+
+    targets: set[Any] = set(proc.known)
+    try:
+        root = psutil.Process(proc.pid)
+        targets.add(root)
+        targets.update(root.children(recursive=True))
+    except psutil.Error:
+        pass
+    targets.update(_marked(proc.marker))
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    for target in targets:
+        try:
+            target.kill()
+        except psutil.Error:
+            continue
+    try:
+        proc.popen.wait(timeout=wait_seconds)
+    except subprocess.TimeoutExpired:
+        pass
+    psutil.wait_procs([t for t in targets if t.pid != proc.pid], timeout=wait_seconds)
