@@ -169,11 +169,9 @@ class AsyncServer:
 
     def reporter(self, call: PendingCall) -> Reporter:
         router = self.router
-        level: Callable[[], str | None]
-        if call.modern:
-            level = lambda: call.log_level  # noqa: E731
-        else:
-            level = lambda: router.legacy_level  # noqa: E731
+        level: Callable[[], str | None] = (
+            (lambda: call.log_level) if call.modern else (lambda: router.legacy_level)
+        )
         return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
                         policy=LogPolicy(level), send=router.outbox.send, path=call.path)
 

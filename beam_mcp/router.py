@@ -156,7 +156,8 @@ class Router:
             raise RpcError(INVALID_PARAMS, "modern MCP requests require params._meta with "
                            f'"{fam.META_VERSION}" and "{fam.META_CAPABILITIES}"')
         if req.method == "initialize":
-            return self._initialize(req)
+            self._initialize(req)
+            return None
         if req.method == "ping":
             _only(req.params, ("_meta",), "ping")
             self.respond(req.id, {}, False)
@@ -200,7 +201,7 @@ class Router:
                 state.lifecycle = Lifecycle.READY
         elif note.method == "notifications/cancelled":
             rid = note.params.get("requestId")
-            if valid_id(rid):
+            if isinstance(rid, (str, int)) and valid_id(rid):
                 self.cancel_hook(rid)
         # Other notifications carry nothing this server acts on.
 

@@ -15,6 +15,7 @@ calls (they get no response), flush what was already answered, exit 0.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -45,10 +46,8 @@ class LineReader:
         self._thread.start()
 
     def _run(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a broken stdin is the end of input
             self._read()
-        except Exception:  # a broken stdin is the end of input
-            pass
         self._inbox.put(_EOF)
 
     def _read(self) -> None:

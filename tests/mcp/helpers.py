@@ -37,19 +37,21 @@ def request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict
 
 
 def modern(rid: Any, method: str, params: dict[str, Any] | None = None,
-           **meta_extra: Any) -> dict[str, Any]:
+           meta_extra: dict[str, Any] | None = None) -> dict[str, Any]:
     body = dict(params or {})
-    body["_meta"] = {**meta(**meta_extra), **body.get("_meta", {})}
+    body["_meta"] = {**meta(**(meta_extra or {})), **body.get("_meta", {})}
     return request(rid, method, body)
 
 
 def call(rid: Any, tool: str, arguments: dict[str, Any] | None = None, *, modern_meta: bool = True,
-         call_meta: dict[str, Any] | None = None, **meta_extra: Any) -> dict[str, Any]:
+         call_meta: dict[str, Any] | None = None, log_level: str | None = None
+         ) -> dict[str, Any]:
     params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
     if call_meta:
         params["_meta"] = dict(call_meta)
     if modern_meta:
-        return modern(rid, "tools/call", params, **meta_extra)
+        extra = {} if log_level is None else {"io.modelcontextprotocol/logLevel": log_level}
+        return modern(rid, "tools/call", params, extra)
     return request(rid, "tools/call", params)
 
 

@@ -53,7 +53,7 @@ def test_modern_tool_call_selects_modern(server: Server) -> None:
 
 
 def test_invalid_modern_request_does_not_select(server: Server) -> None:
-    bad = modern(1, "tools/list", **{"io.modelcontextprotocol/protocolVersion": "1999-01-01"})
+    bad = modern(1, "tools/list", None, {"io.modelcontextprotocol/protocolVersion": "1999-01-01"})
     assert error_code(server.ask(bad)) == -32022
     assert server.ask(request(2, "initialize", INIT))["result"]["protocolVersion"] == LEGACY
 

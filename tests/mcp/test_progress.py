@@ -6,8 +6,6 @@ from pathlib import Path
 
 from tests.mcp.helpers import Server, call, request
 
-LEVEL = "io.modelcontextprotocol/logLevel"
-
 
 def sync_args(project: Path, path: str, **extra: object) -> dict:
     return {"workspace": {"root": str(project)}, "path": path, **extra}
@@ -75,7 +73,7 @@ def test_modern_without_level_gets_no_logs(sleepy: Server, project: Path) -> Non
 
 
 def test_modern_notice_level_gets_status(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", sync_args(project, "500ms"), **{LEVEL: "notice"}))
+    sleepy.send(call(1, "lean_sync", sync_args(project, "500ms"), log_level="notice"))
     _, before = sleepy.read_until(1)
     assert [m["params"]["logger"] for m in before] == ["beam.status"]
     # The level is request-local: the next modern request without one is quiet again.
@@ -84,7 +82,7 @@ def test_modern_notice_level_gets_status(sleepy: Server, project: Path) -> None:
 
 
 def test_setup_observation_triggers_status_at_once(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", sync_args(project, "setup"), **{LEVEL: "debug"}))
+    sleepy.send(call(1, "lean_sync", sync_args(project, "setup"), log_level="debug"))
     _, before = sleepy.read_until(1)
     (notice,) = before
     assert notice["params"]["data"]["state"] == "preparing_dependencies"
@@ -100,11 +98,11 @@ def test_diagnostic_levels_follow_the_matrix(sleepy: Server, project: Path) -> N
     }
     for rid, (level, levels) in enumerate(expected.items()):
         args = sync_args(project, "diag", diagnostic_scope="all")
-        sleepy.send(call(rid, "lean_sync", args, **{LEVEL: level}))
+        sleepy.send(call(rid, "lean_sync", args, log_level=level))
         _, before = sleepy.read_until(rid)
         assert [m["params"]["level"] for m in before] == levels, level
         assert all(m["params"]["logger"] == "lean.diagnostic" for m in before)
-    sleepy.send(call(99, "lean_sync", sync_args(project, "diag"), **{LEVEL: "debug"}))
+    sleepy.send(call(99, "lean_sync", sync_args(project, "diag"), log_level="debug"))
     _, before = sleepy.read_until(99)
     assert [m["params"]["level"] for m in before] == ["error"]  # default scope: errors
 

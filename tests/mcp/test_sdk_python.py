@@ -35,11 +35,15 @@ def params(**env: str) -> StdioServerParameters:
 
 
 async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, Any]:
-    progress: list[float] = []
+    updates: list[float] = []
     logs: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    class OnProgress:
+        async def __call__(self, progress: float, total: float | None,
+                           message: str | None) -> None:
+            updates.append(progress)
+
+    on_progress = OnProgress()
 
     async def on_log(params: Any) -> None:
         logs.append(params)
@@ -63,7 +67,7 @@ async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, 
         errlog.seek(0)
         stderr = errlog.read()
     return {"tools": tools, "version": version, "bad": bad, "sync": sync, "quiet": quiet,
-            "progress": progress, "logs": logs, "stderr": stderr, "protocol": protocol}
+            "progress": updates, "logs": logs, "stderr": stderr, "protocol": protocol}
 
 
 @pytest.mark.parametrize(("mode", "protocol"), [("legacy", "2025-11-25"),

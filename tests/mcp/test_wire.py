@@ -99,7 +99,7 @@ def test_bad_progress_token(server: Server, token: object) -> None:
     [
         {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
         {"io.modelcontextprotocol/clientCapabilities": {}},
-        {"io.modelcontextprotocol/protocolVersion": 2026, "io.modelcontextprotocol/clientCapabilities": {}},
+        {**M, "io.modelcontextprotocol/protocolVersion": 2026},
         {**M, "io.modelcontextprotocol/clientCapabilities": []},
         {**M, "io.modelcontextprotocol/clientInfo": {"name": "x"}},
         {**M, "io.modelcontextprotocol/logLevel": "loud"},
