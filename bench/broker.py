@@ -1,0 +1,169 @@
+"""Broker benchmark against the fake Lean server (issue 5).
+
+1. ``lean_hover`` through ``lean-beam-mcp`` (stdio, modern family) versus the same
+   ``textDocument/hover`` sent straight to a fake server: the added latency at the median.
+2. ``lean_sync`` of a 2,000-line file (first sync, then an unchanged re-sync).
+
+Run: ``.venv-test/bin/python bench/broker.py [--rounds N]``. Figures go to docs/PERFORMANCE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.broker.fake import FAKE_CMD, FAST_FAKE  # noqa: E402
+from tests.mcp.helpers import Server, call, minimal_env, structured  # noqa: E402
+
+
+def _project(lines: int) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="beam-bench-"))
+    (root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+    (root / "Main.lean").write_text("def answerA : Nat := 42\n")
+    body = "".join(f"def d{i} : Nat := {i}\n" for i in range(lines))
+    (root / "Big.lean").write_text(body)
+    return root
+
+
+class DirectLsp:
+    """A bare Content-Length client for the fake server, the baseline for the hover."""
+
+    def __init__(self, root: Path) -> None:
+        env = {**os.environ, **FAST_FAKE}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_lean"],
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        length = 0
+        while line := self.proc.stdout.readline().strip():
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        message: dict[str, Any] = json.loads(self.proc.stdout.read(length))
+        return message
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if message.get("id") == rid and "method" not in message:
+                return message.get("result")
+            if "method" in message and "id" in message:
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def direct_hover(root: Path, rounds: int) -> list[float]:
+    lsp = DirectLsp(root)
+    uri = (root / "Main.lean").as_uri()
+    lsp.request(
+        "initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}}
+    )
+    lsp.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    text = (root / "Main.lean").read_text()
+    lsp.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {"uri": uri, "languageId": "lean", "version": 1, "text": text}
+            },
+        }
+    )
+    lsp.request("textDocument/waitForDiagnostics", {"uri": uri, "version": 1})
+    params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 4}}
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        lsp.request("textDocument/hover", params)
+        times.append((time.perf_counter() - start) * 1000)
+    lsp.close()
+    return times
+
+
+def mcp_hover(server: Server, root: Path, rounds: int) -> list[float]:
+    ws = {"workspace": {"root": str(root)}}
+    version = structured(server.ask(call(1, "lean_sync", {**ws, "path": "Main.lean"})))["version"]
+    args = {**ws, "path": "Main.lean", "version": version, "line": 0, "character": 4}
+    times = []
+    for rid in range(10, 10 + rounds):
+        start = time.perf_counter()
+        reply = server.ask(call(rid, "lean_hover", args))
+        times.append((time.perf_counter() - start) * 1000)
+        assert reply["result"]["isError"] is False, reply
+    return times
+
+
+def sync_big(server: Server, root: Path) -> tuple[float, float, dict[str, Any]]:
+    ws = {"workspace": {"root": str(root)}}
+    start = time.perf_counter()
+    first = structured(
+        server.ask(
+            call(2, "lean_sync", {**ws, "path": "Big.lean"}),
+        )
+    )
+    cold = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
+    server.ask(call(3, "lean_sync", {**ws, "path": "Big.lean"}))
+    warm = (time.perf_counter() - start) * 1000
+    return cold, warm, first
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=200)
+    options = parser.parse_args()
+    root = _project(2000)
+    direct = direct_hover(root, options.rounds)
+    server = Server("--lean-cmd", FAKE_CMD, env=minimal_env(**FAST_FAKE))
+    try:
+        through = mcp_hover(server, root, options.rounds)
+        cold, warm, first = sync_big(server, root)
+    finally:
+        server.close()
+    d50, m50 = statistics.median(direct), statistics.median(through)
+    print(f"hover direct to the fake:  median {d50:.3f} ms  p90 {_p90(direct):.3f} ms")
+    print(f"hover through lean-beam-mcp: median {m50:.3f} ms  p90 {_p90(through):.3f} ms")
+    print(f"added at the median: {m50 - d50:.3f} ms (target < 1 ms)")
+    print(
+        f"lean_sync Big.lean (2,000 lines): first {cold:.1f} ms, unchanged re-sync {warm:.1f} ms,"
+        f" diagnostics {first['diagnostics']['counts']['total']}"
+    )
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(len(ordered) * 0.9)]
+
+
+if __name__ == "__main__":
+    main()
