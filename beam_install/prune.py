@@ -262,9 +262,7 @@ def clear_trash(root: Path) -> int:
     return len(names)
 
 
-def _recheck(
-    root: Path, entry: RuntimeEntry, env: Mapping[str, str]
-) -> Kept | Skipped | None:
+def _recheck(root: Path, entry: RuntimeEntry, env: Mapping[str, str]) -> Kept | Skipped | None:
     """Why `entry` must not be removed now, or None. Called with its lease held exclusively."""
     from beam_runtime.references import ReferenceIndex
 
