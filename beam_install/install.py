@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from beam_install import staging
+from beam_install.cleanup import clean_stale
 from beam_install.current import current_id, switch_current
 from beam_install.lock import install_lock
 from beam_install.payload import Payload, compute_payload
@@ -27,7 +27,7 @@ from beam_install.root import claim_root, inspect_root, prepare_state
 from beam_install.wrappers import Action, plan_links, plan_wrappers, write_links, write_wrappers
 from beam_runtime import layout
 from beam_runtime.errors import BeamError
-from beam_runtime.records import full_problem
+from beam_runtime.records import full_problem, structural_problem
 
 FAILPOINT_ENV = "BEAM_INSTALL_FAILPOINT"
 FAILPOINTS = (
@@ -122,11 +122,15 @@ class InstallResult:
         return "\n".join(lines)
 
 
-def _existing_is_reusable(runtime: Path) -> bool:
-    """False when `versions/<id>` is absent; True when it validates; raises otherwise."""
+def _existing_is_reusable(runtime: Path, *, checked: bool = False) -> bool:
+    """False when `versions/<id>` is absent; True when it validates; raises otherwise.
+
+    `checked`: it validated completely moments ago (before the lock), so only its structure is
+    checked again: published runtimes are read-only, the risk in between is a concurrent prune.
+    """
     if not os.path.lexists(runtime):
         return False
-    problem = full_problem(runtime)
+    problem = structural_problem(runtime) if checked else full_problem(runtime)
     if problem is None:
         return True
     raise BeamError(
@@ -139,6 +143,7 @@ def _existing_is_reusable(runtime: Path) -> bool:
 
 
 def _build(root: Path, payload: Payload) -> None:
+    from beam_install import staging
     stage = staging.new_stage(root, payload.runtime_id)
     staging.fill_stage(stage, payload)
     failpoint("staging-copied")
@@ -195,9 +200,9 @@ def install(
         failpoint("locked")
         inspect_root(root)
         claim_root(root)
-        cleaned = staging.clean_stale(root)
+        cleaned = clean_stale(root)
         failpoint("cleaned")
-        reuse = _existing_is_reusable(runtime)
+        reuse = _existing_is_reusable(runtime, checked=reuse)
         if not reuse:
             _build(root, payload)
         wrappers = plan_wrappers(root)

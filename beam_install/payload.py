@@ -169,22 +169,32 @@ def _find(name: str, path: list[str] | None) -> metadata.Distribution:
     )
 
 
-def closure(path: list[str] | None = None) -> list[metadata.Distribution]:
+@dataclass(frozen=True)
+class Found:
+    """A distribution of the closure, with its metadata read once."""
+
+    name: str
+    version: str
+    dist: metadata.Distribution
+
+
+def closure(path: list[str] | None = None) -> list[Found]:
     """lean-beam and every distribution it requires (markers evaluated, no extras)."""
-    found: dict[str, metadata.Distribution] = {}
+    found: dict[str, Found] = {}
     queue = [canonicalize_name(NAME)]
     while queue:
-        name = queue.pop()
-        if name in found:
+        key = queue.pop()
+        if key in found:
             continue
-        dist = _find(name, path)
-        found[name] = dist
-        for spec in dist.requires or []:
+        dist = _find(key, path)
+        meta = dist.metadata
+        found[key] = Found(meta["Name"], meta["Version"], dist)
+        for spec in meta.get_all("Requires-Dist") or []:
             requirement = Requirement(spec)
             if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
                 continue
             queue.append(canonicalize_name(requirement.name))
-    return [found[name] for name in sorted(found)]
+    return [found[key] for key in sorted(found)]
 
 
 class _Collector:
@@ -218,9 +228,9 @@ class _Collector:
                 self.add(f"{prefix}/{inner}", Path(current, name))
 
 
-def _add_distribution(collect: _Collector, dist: metadata.Distribution, own: bool) -> None:
+def _add_distribution(collect: _Collector, found: Found, own: bool) -> None:
+    dist, name = found.dist, found.name
     files = dist.files
-    name = dist.metadata["Name"]
     if files is None:
         raise BeamError(
             "incompleteDistribution",
@@ -269,10 +279,9 @@ def _add_distribution(collect: _Collector, dist: metadata.Distribution, own: boo
 def _collect_environment(path: list[str] | None) -> tuple[_Collector, list[str]]:
     collect = _Collector()
     names = []
-    for dist in closure(path):
-        own = canonicalize_name(dist.metadata["Name"]) == canonicalize_name(NAME)
-        _add_distribution(collect, dist, own)
-        names.append(f"{dist.metadata['Name']} {dist.version}")
+    for found in closure(path):
+        _add_distribution(collect, found, canonicalize_name(found.name) == NAME)
+        names.append(f"{found.name} {found.version}")
     return collect, names
 
 
@@ -331,4 +340,4 @@ def metadata_version(path: list[str] | None) -> str:
         from beam_runtime.version import VERSION
 
         return VERSION
-    return _find(canonicalize_name(NAME), path).version
+    return str(_find(canonicalize_name(NAME), path).metadata["Version"])
