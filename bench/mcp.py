@@ -3,7 +3,8 @@
 1. Cold start: spawn to the first modern `tools/list` answer, median of N runs, next to
    `python -c pass` with the same interpreter flags. Two ways of starting: the venv console
    script `lean-beam-mcp`, and `python -I -S -B` with an explicit path (what an installed
-   runtime's launcher does); `--command` measures any other command, e.g. `<root>/bin/lean-beam-mcp`.
+   runtime's launcher does); `--command` times any other command, such as
+   `<root>/bin/lean-beam-mcp`.
 2. `beam_version` calls pipelined on one connection, before and after the first Lean tool call
    (which moves the server from its synchronous start phase to the anyio phase).
 3. Idle RSS after `tools/list`, and after the first Lean tool call.
