@@ -42,7 +42,7 @@ KNOBS: tuple[Knob, ...] = (
          1),
     Knob("barrier_timeout_ms", 600_000, "limit for a sync barrier (waiting for diagnostics)", 1),
     Knob("navigation_timeout_ms", 60_000, "limit for hover, goals, symbols and similar", 1),
-    Knob("idle_timeout_ms", 1_800_000, "close a workspace's Lean session after this idle time "
+    Knob("idle_timeout_ms", 600_000, "close a workspace's Lean session after this idle time "
          "(0: never)"),
     Knob("max_workspaces", 8, "Lean workspaces kept at once (least recently used idle one "
          "closes first)", 1),
@@ -62,7 +62,7 @@ class Settings:
     session_start_timeout_ms: int = 600_000
     barrier_timeout_ms: int = 600_000
     navigation_timeout_ms: int = 60_000
-    idle_timeout_ms: int = 1_800_000
+    idle_timeout_ms: int = 600_000
     max_workspaces: int = 8
     scratch_per_document: int = 1
     scratch_per_process: int = 8
