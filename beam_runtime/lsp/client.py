@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,10 +187,8 @@ class LspClient:
             await pending.result(timeout)
         finally:
             self._phase = "shut-down"
-            try:
+            with suppress(LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await self._send({"jsonrpc": "2.0", "method": "exit"})
-            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
 
     async def close(self, grace: float = 2.0) -> None:
         """Shut down politely if possible, then kill the whole process tree."""
@@ -263,11 +261,12 @@ class LspClient:
 
     async def _send_quietly(self, method: str, params: Any) -> None:
         message = {"jsonrpc": "2.0", "method": method, "params": params}
-        with anyio.move_on_after(5), anyio.CancelScope(shield=True):
-            try:
-                await self._send(message)
-            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
+        with (
+            anyio.move_on_after(5),
+            anyio.CancelScope(shield=True),
+            suppress(LspError, anyio.BrokenResourceError, anyio.ClosedResourceError),
+        ):
+            await self._send(message)
 
     # receiving
 
@@ -324,10 +323,8 @@ class LspClient:
 
     async def _send_reply(self, reply: dict[str, Any]) -> None:
         with anyio.move_on_after(5):
-            try:
+            with suppress(LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await self._send(reply)
-            except (LspError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
 
     async def _drain_stderr(self) -> None:
         try:

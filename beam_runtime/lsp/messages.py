@@ -19,7 +19,9 @@ def _unstructure(value: Any) -> dict[str, Any]:
     return result
 
 
-def initialize_params(root: Path, *, silent: bool = False, incremental: bool = False) -> dict[str, Any]:
+def initialize_params(
+    root: Path, *, silent: bool = False, incremental: bool = False
+) -> dict[str, Any]:
     """``initialize`` params; Lean ignores ``rootUri`` (it uses the process cwd)."""
     from lsprotocol import types
 

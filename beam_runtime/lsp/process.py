@@ -10,6 +10,7 @@ variable in its environment is killed as well (that finds orphans whose parent a
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import secrets
 import signal
@@ -144,10 +145,8 @@ def refresh_descendants(proc: ServerProcess) -> None:
     """Remember every current descendant (blocking; run it in a worker thread)."""
     import psutil
 
-    try:
+    with contextlib.suppress(psutil.Error):
         proc.known.update(psutil.Process(proc.pid).children(recursive=True))
-    except psutil.Error:
-        pass
 
 
 def _marked(marker: str) -> list[Any]:
@@ -175,17 +174,13 @@ def kill_tree(proc: ServerProcess, wait_seconds: float = 3.0) -> None:
     except psutil.Error:
         pass
     targets.update(_marked(proc.marker))
-    try:
+    with contextlib.suppress(OSError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
     for target in targets:
         try:
             target.kill()
         except psutil.Error:
             continue
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.popen.wait(timeout=wait_seconds)
-    except subprocess.TimeoutExpired:
-        pass
     psutil.wait_procs([t for t in targets if t.pid != proc.pid], timeout=wait_seconds)

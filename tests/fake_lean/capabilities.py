@@ -6,15 +6,44 @@ from typing import Any
 
 from tests.fake_lean.config import Settings
 
-TOKEN_TYPES = (
-    "keyword variable property function namespace type class enum interface struct "
-    "typeParameter parameter enumMember event method macro modifier comment string number "
-    "regexp operator decorator leanSorryLike"
-).split()
-TOKEN_MODIFIERS = (
-    "declaration definition readonly static deprecated abstract async modification "
-    "documentation defaultLibrary"
-).split()
+TOKEN_TYPES = [
+    "keyword",
+    "variable",
+    "property",
+    "function",
+    "namespace",
+    "type",
+    "class",
+    "enum",
+    "interface",
+    "struct",
+    "typeParameter",
+    "parameter",
+    "enumMember",
+    "event",
+    "method",
+    "macro",
+    "modifier",
+    "comment",
+    "string",
+    "number",
+    "regexp",
+    "operator",
+    "decorator",
+    "leanSorryLike",
+]
+TOKEN_MODIFIERS = [
+    "declaration",
+    "definition",
+    "readonly",
+    "static",
+    "deprecated",
+    "abstract",
+    "async",
+    "modification",
+    "documentation",
+    "defaultLibrary",
+]
 
 REGISTER_WATCHER: dict[str, Any] = {
     "id": "register_lean_watcher",

@@ -103,7 +103,5 @@ def load_settings(argv: list[str]) -> Settings:
         under_lake=_env_flag("FAKE_LEAN_UNDER_LAKE"),
         lake_invalid_config=os.environ.get("LAKE_INVALID_CONFIG"),
         sysroot=Path(os.environ.get("FAKE_LEAN_SYSROOT", str(HERE / "toolchain"))),
-        lean_version=os.environ.get(
-            "FAKE_LEAN_VERSION", "4.28.0" if legacy else "4.33.0"
-        ),
+        lean_version=os.environ.get("FAKE_LEAN_VERSION", "4.28.0" if legacy else "4.33.0"),
     )

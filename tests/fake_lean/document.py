@@ -204,9 +204,7 @@ class Document:
     ) -> CmdResult | None:
         settings = self.server.settings
         self.fresh_elaborations += 1
-        result = elaborate(
-            command, snap.lines, env, settings.texts, self.uri, _doc_text(doc)
-        )
+        result = elaborate(command, snap.lines, env, settings.texts, self.uri, _doc_text(doc))
         cost = settings.cmd_delay_ms + result.sleep_ms * settings.sleep_scale
         if not self._pause(snap, cost / 1000.0, _busy_pos(command), clock):
             return None
@@ -259,9 +257,9 @@ class Document:
         result = imports.process_header(
             server.settings, server.root, self.uri, modules, self.build_mode, open_texts
         )
-        if server.settings.under_lake and result.local_modules:
-            if not self._setup_lines(snap, result.local_modules, clock):
-                return False
+        lake_setup = server.settings.under_lake and result.local_modules
+        if lake_setup and not self._setup_lines(snap, result.local_modules, clock):
+            return False
         with server.cond:
             if self._stale(snap):
                 return False
@@ -310,7 +308,8 @@ class Document:
                 server.notify_progress(self, snap, [])
                 server.publish(self, snap)
             snap.reported = True
-            self.cache = {cmd.key: res for cmd, res in zip(snap.commands, snap.results)}
+            pairs = zip(snap.commands, snap.results, strict=False)
+            self.cache = {cmd.key: res for cmd, res in pairs}
             server.cond.notify_all()
 
     # notification payloads

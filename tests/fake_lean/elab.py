@@ -8,7 +8,17 @@ from dataclasses import dataclass, field
 from tests.fake_lean import exprs
 from tests.fake_lean.config import Texts
 from tests.fake_lean.library import KEYWORDS, auto_bound, builtin_type
-from tests.fake_lean.model import ERROR, INFORMATION, WARNING, CodeAction, Decl, Diag, Goal, GoalSpan, Hyp
+from tests.fake_lean.model import (
+    ERROR,
+    INFORMATION,
+    WARNING,
+    CodeAction,
+    Decl,
+    Diag,
+    Goal,
+    GoalSpan,
+    Hyp,
+)
 from tests.fake_lean.source import Command, Pos, idents, strip_comment
 from tests.fake_lean.tactics import ProofContext, TacticError, check_idents, parse_block, run_proof
 
@@ -299,10 +309,13 @@ def _body(
         for start, end, token in idents(text):
             if token == "sorry":
                 ctx.used_sorry = True
-                goal = Goal(hyps, type_ or "?m").render()
+                rendered = Goal(hyps, type_ or "?m").render()
                 result.term_goals.append(
-                    (Pos(line_origin.line, line_origin.col + start),
-                     Pos(line_origin.line, line_origin.col + end), goal)
+                    (
+                        Pos(line_origin.line, line_origin.col + start),
+                        Pos(line_origin.line, line_origin.col + end),
+                        rendered,
+                    )
                 )
 
 

@@ -51,7 +51,9 @@ def _wait_for_diagnostics(server: Server, pending: Pending, params: Any) -> Any:
             if doc.closed:
                 from tests.fake_lean.watchdog import CONTENT_MODIFIED, RpcError
 
-                raise RpcError(CONTENT_MODIFIED, f"The file worker for {doc.uri} has been terminated.")
+                raise RpcError(
+                    CONTENT_MODIFIED, f"The file worker for {doc.uri} has been terminated."
+                )
             if doc.crashed is None and doc.version >= version and doc.snap.reported:
                 return {}
             server.cond.wait(0.05)
@@ -79,7 +81,7 @@ def _references(server: Server, pending: Pending, params: Any) -> Any:
 
 
 def _highlight(server: Server, pending: Pending, params: Any) -> Any:
-    doc, snap, pos = _at_position(server, pending, params)
+    _doc, snap, pos = _at_position(server, pending, params)
     return [] if snap.fatal else navigation.highlights(snap, pos)
 
 
@@ -93,7 +95,7 @@ def _workspace_symbol(server: Server, pending: Pending, params: Any) -> Any:
 
 
 def _signature_help(server: Server, pending: Pending, params: Any) -> Any:
-    doc, snap, pos = _at_position(server, pending, params)
+    _doc, snap, pos = _at_position(server, pending, params)
     return None if snap.fatal else navigation.signature_help(snap, pos)
 
 
@@ -107,7 +109,7 @@ def _completion_resolve(server: Server, pending: Pending, params: Any) -> Any:
 
 
 def _plain_goal(server: Server, pending: Pending, params: Any) -> Any:
-    doc, snap, pos = _at_position(server, pending, params)
+    _doc, snap, pos = _at_position(server, pending, params)
     if snap.fatal:
         return None
     goals = navigation.goals_at(snap, pos)
@@ -115,7 +117,7 @@ def _plain_goal(server: Server, pending: Pending, params: Any) -> Any:
 
 
 def _plain_term_goal(server: Server, pending: Pending, params: Any) -> Any:
-    doc, snap, pos = _at_position(server, pending, params)
+    _doc, snap, pos = _at_position(server, pending, params)
     index = snap.command_index(pos.line)
     if snap.fatal or index < 0 or index >= len(snap.results):
         return None

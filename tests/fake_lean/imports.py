@@ -20,8 +20,7 @@ MUST_REBUILD = (
     'Imports are out of date and must be rebuilt; use the "Restart File" command in your editor.'
 )
 SHOULD_REBUILD = (
-    'Imports are out of date and should be rebuilt; use the "Restart File" command in your '
-    "editor."
+    'Imports are out of date and should be rebuilt; use the "Restart File" command in your editor.'
 )
 
 

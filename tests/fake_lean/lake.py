@@ -117,7 +117,9 @@ def _errors(source: Path) -> list[str]:
             env.decls[decl.name] = decl
         env.namespaces, env.opens = result.namespaces, result.opens
         errors.extend(
-            f"{d.start.line + 1}:{d.start.col}: {d.message}" for d in result.diags if d.severity == 1
+            f"{d.start.line + 1}:{d.start.col}: {d.message}"
+            for d in result.diags
+            if d.severity == 1
         )
     return errors
 

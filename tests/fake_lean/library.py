@@ -5,12 +5,79 @@ from __future__ import annotations
 import re
 
 KEYWORDS = frozenset(
-    """fun λ by let have show from if then else match with do return at in where deriving
-    structure class instance theorem lemma def example abbrev inductive namespace section end
-    open variable universe import module prelude private protected noncomputable partial
-    unsafe mutual set_option attribute macro syntax notation infix infixl infixr calc
-    suffices obtain using this sorry Type Sort Prop true false rec extends for mut try catch
-    finally unless then fun_prop""".split()
+    [
+        "fun",
+        "λ",
+        "by",
+        "let",
+        "have",
+        "show",
+        "from",
+        "if",
+        "then",
+        "else",
+        "match",
+        "with",
+        "do",
+        "return",
+        "at",
+        "in",
+        "where",
+        "deriving",
+        "structure",
+        "class",
+        "instance",
+        "theorem",
+        "lemma",
+        "def",
+        "example",
+        "abbrev",
+        "inductive",
+        "namespace",
+        "section",
+        "end",
+        "open",
+        "variable",
+        "universe",
+        "import",
+        "module",
+        "prelude",
+        "private",
+        "protected",
+        "noncomputable",
+        "partial",
+        "unsafe",
+        "mutual",
+        "set_option",
+        "attribute",
+        "macro",
+        "syntax",
+        "notation",
+        "infix",
+        "infixl",
+        "infixr",
+        "calc",
+        "suffices",
+        "obtain",
+        "using",
+        "this",
+        "sorry",
+        "Type",
+        "Sort",
+        "Prop",
+        "true",
+        "false",
+        "rec",
+        "extends",
+        "for",
+        "mut",
+        "try",
+        "catch",
+        "finally",
+        "unless",
+        "then",
+        "fun_prop",
+    ]
 )
 
 # name -> type ("" when the fake knows the name but not its type)
@@ -59,12 +126,53 @@ BUILTINS: dict[str, str] = {
 }
 
 NAMESPACES = frozenset(
-    "Nat Int List Array String Option Bool Eq And Or Iff Function Classical Exists True False "
-    "Not Prod Sum Fin Char Float IO Lean Std Mathlib Decidable HAdd HMul".split()
+    [
+        "Nat",
+        "Int",
+        "List",
+        "Array",
+        "String",
+        "Option",
+        "Bool",
+        "Eq",
+        "And",
+        "Or",
+        "Iff",
+        "Function",
+        "Classical",
+        "Exists",
+        "True",
+        "False",
+        "Not",
+        "Prod",
+        "Sum",
+        "Fin",
+        "Char",
+        "Float",
+        "IO",
+        "Lean",
+        "Std",
+        "Mathlib",
+        "Decidable",
+        "HAdd",
+        "HMul",
+    ]
 )
 
 LIBRARY_MODULES = frozenset(
-    "Init Lean Std Lake Mathlib Batteries Aesop Qq Plausible ProofWidgets ImportGraph".split()
+    [
+        "Init",
+        "Lean",
+        "Std",
+        "Lake",
+        "Mathlib",
+        "Batteries",
+        "Aesop",
+        "Qq",
+        "Plausible",
+        "ProofWidgets",
+        "ImportGraph",
+    ]
 )
 
 _AUTO_BOUND = re.compile(r"^[^\W\d_][₀-₉\d']*$")

@@ -174,7 +174,10 @@ def highlights(snap: Snapshot, pos: Pos) -> list[Any]:
         for start, end, name in idents(line):
             if name == token[2]:
                 out.append(
-                    {"range": lsp_range(snap.lines, Pos(number, start), Pos(number, end)), "kind": 1}
+                    {
+                        "range": lsp_range(snap.lines, Pos(number, start), Pos(number, end)),
+                        "kind": 1,
+                    }
                 )
     return out
 
@@ -264,7 +267,11 @@ def signature_help(snap: Snapshot, pos: Pos) -> Any:
         decl = env.resolve(tokens[index][2])
         if decl is not None and decl.binders:
             args = line[tokens[index][1] :].split()
-            groups = [g.strip("(){}[] ") for g in decl.binders.replace(")", ")\0").split("\0") if g.strip()]
+            groups = [
+                g.strip("(){}[] ")
+                for g in decl.binders.replace(")", ")\0").split("\0")
+                if g.strip()
+            ]
             params = [{"label": group} for group in groups]
             return {
                 "signatures": [{"label": decl.signature, "parameters": params}],
@@ -282,7 +289,11 @@ def completion(doc: Document, snap: Snapshot, pos: Pos) -> Any:
         {
             "label": name,
             "kind": 3,
-            "data": {"name": name, "uri": doc.uri, "position": {"line": pos.line, "character": pos.col}},
+            "data": {
+                "name": name,
+                "uri": doc.uri,
+                "position": {"line": pos.line, "character": pos.col},
+            },
         }
         for name in names
         if name.startswith(prefix)
@@ -321,7 +332,7 @@ def code_actions(doc: Document, snap: Snapshot, params: Any) -> list[Any]:
         for action in result.actions:
             if action.start.line <= last and action.end.line >= first:
                 edit = _edit(doc, snap, action.start, action.end, action.new_text)
-                item = {"title": action.title, "kind": "quickfix", "edit": edit}
+                item: dict[str, Any] = {"title": action.title, "kind": "quickfix", "edit": edit}
                 if not out:
                     item["isPreferred"] = True
                 out.append(item)
@@ -359,10 +370,14 @@ def resolve_code_action(server: Server, action: Any) -> Any:
 
     data = action.get("data") if isinstance(action, dict) else None
     params = data.get("params") if isinstance(data, dict) else None
-    uri = ((params or {}).get("textDocument") or {}).get("uri") if isinstance(params, dict) else None
+    uri = (
+        ((params or {}).get("textDocument") or {}).get("uri") if isinstance(params, dict) else None
+    )
     doc = server.docs.get(uri) if isinstance(uri, str) else None
     if not isinstance(data, dict) or data.get("providerName") != SORRY_PROVIDER or doc is None:
-        raise RpcError(-32602, f"Cannot process request: no resolvable code action data in {action}")
+        raise RpcError(
+            -32602, f"Cannot process request: no resolvable code action data in {action}"
+        )
     rng = params["range"]  # type: ignore[index]
     edit = {
         "documentChanges": [

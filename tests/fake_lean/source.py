@@ -61,7 +61,7 @@ def apply_change(text: str, change: dict[str, Any]) -> str:
     lines = split_lines(text)
     start = offset_of(lines, rng["start"]["line"], rng["start"]["character"])
     end = offset_of(lines, rng["end"]["line"], rng["end"]["character"])
-    return text[:start] + new_text + text[max(start, end):]
+    return text[:start] + new_text + text[max(start, end) :]
 
 
 def lsp_pos(lines: list[str], pos: Pos) -> dict[str, int]:

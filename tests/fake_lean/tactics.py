@@ -16,8 +16,19 @@ from tests.fake_lean.model import ERROR, INFORMATION, CodeAction, Diag, Goal, Go
 from tests.fake_lean.source import Pos, idents, strip_comment
 
 CLOSERS = frozenset(
-    "decide omega norm_num linarith nlinarith aesop tauto simp_all exact? positivity "
-    "contradiction".split()
+    [
+        "decide",
+        "omega",
+        "norm_num",
+        "linarith",
+        "nlinarith",
+        "aesop",
+        "tauto",
+        "simp_all",
+        "exact?",
+        "positivity",
+        "contradiction",
+    ]
 )
 
 
@@ -97,7 +108,9 @@ def _unit(lines: list[str], unit: list[Seg]) -> list[Tactic]:
             for offset, piece in pieces:
                 lead = len(piece) - len(piece.lstrip())
                 begin = col + offset + lead
-                out.append(Tactic(piece.strip(), Pos(line, begin), Pos(line, begin + len(piece.strip()))))
+                out.append(
+                    Tactic(piece.strip(), Pos(line, begin), Pos(line, begin + len(piece.strip())))
+                )
             return [tactic for tactic in out if tactic.text]
     return [Tactic(text, start, stop)]
 
@@ -233,7 +246,11 @@ def check_idents(
 def binders_in(text: str) -> set[str]:
     """Names a term binds itself (``fun x =>``, ``∀ x,``, ``let x``...), found loosely."""
     names: set[str] = set()
-    for pattern in (r"(?:fun|λ)\s+(.*?)(?:=>|↦)", r"[∀∃]\s*(.*?),", r"(?:let|have|obtain)\s+(.*?)(?::=|:)"):
+    for pattern in (
+        r"(?:fun|λ)\s+(.*?)(?:=>|↦)",
+        r"[∀∃]\s*(.*?),",
+        r"(?:let|have|obtain)\s+(.*?)(?::=|:)",
+    ):
         for match in re.finditer(pattern, text):
             group = match.group(1).split(":")[0]
             names.update(name for _, _, name in idents(group))
@@ -313,7 +330,7 @@ def _simp_closes(goal: Goal) -> bool:
     if target == "True" or exprs.is_reflexive(target, simp=True):
         return True
     parts = exprs.split_top(target, " ∧ ")
-    return bool(parts) and all(_simp_closes(Goal(goal.hyps, part)) for part in parts)
+    return parts is not None and all(_simp_closes(Goal(goal.hyps, part)) for part in parts)
 
 
 def _simp(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan) -> list[Goal]:
@@ -328,7 +345,11 @@ def _simp(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpa
     return goals[1:]
 
 
-_SIMP_LEMMAS = ((r"\+ 0\b", "Nat.add_zero"), (r"\b0 \+", "Nat.zero_add"), (r"\* 1\b", "Nat.mul_one"))
+_SIMP_LEMMAS = (
+    (r"\+ 0\b", "Nat.add_zero"),
+    (r"\b0 \+", "Nat.zero_add"),
+    (r"\* 1\b", "Nat.mul_one"),
+)
 
 
 def _rw(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan) -> list[Goal]:

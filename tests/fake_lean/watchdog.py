@@ -252,11 +252,15 @@ class Server:
             doc.crash(code)
             snap.crashed = True
             if code == 1:
-                error = (WORKER_EXITED, f"Server process for {doc.uri} crashed, see stderr for exception.")
+                error = (
+                    WORKER_EXITED,
+                    f"Server process for {doc.uri} crashed, see stderr for exception.",
+                )
             else:
                 error = (
                     WORKER_CRASHED,
-                    f"Server process for {doc.uri} crashed, likely due to a stack overflow or a bug.",
+                    f"Server process for {doc.uri} crashed, likely due to a stack overflow "
+                    "or a bug.",
                 )
             self.fail_pending(doc.uri, *error)
             self.writer.notify(
@@ -272,7 +276,9 @@ class Server:
 
     def _request(self, request_id: Any, method: str, params: Any) -> None:
         if self.shutting_down:
-            self.writer.error(request_id, INVALID_REQUEST, "Request received after 'shutdown' request.")
+            self.writer.error(
+                request_id, INVALID_REQUEST, "Request received after 'shutdown' request."
+            )
             return
         if method == "shutdown" and params is None:
             self._shutdown(request_id)

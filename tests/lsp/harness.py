@@ -33,9 +33,7 @@ class Recorder:
         self.changed = anyio.Event()
 
     def of(self, method: str, uri: str | None = None) -> list[Any]:
-        return [
-            p for m, p in self.items if m == method and (uri is None or _uri(p) == uri)
-        ]
+        return [p for m, p in self.items if m == method and (uri is None or _uri(p) == uri)]
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = WAIT) -> Any:
         with anyio.fail_after(timeout):
@@ -83,9 +81,7 @@ async def session(
         yield client, recorder
 
 
-async def open_and_wait(
-    client: LspClient, uri: str, text: str, version: int = 1
-) -> None:
+async def open_and_wait(client: LspClient, uri: str, text: str, version: int = 1) -> None:
     await client.notify("textDocument/didOpen", messages.did_open(uri, version, text))
     await client.request(
         "textDocument/waitForDiagnostics", messages.wait_for_diagnostics(uri, version)

@@ -28,7 +28,10 @@ async def test_fast_file_reports_done_before_its_only_publish(project: Path) -> 
     async with session(project) as (client, rec):
         await open_and_wait(client, uri, "def answerA : Nat := 42\n", version=0)
         events = _kinds(rec, uri)
-        whole = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}, "kind": 1}
+        whole = {
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            "kind": 1,
+        }
         assert events == [("progress", [whole]), ("progress", []), ("publish", 0)]
         progress = rec.of("$/lean/fileProgress", uri)
         assert progress[0]["textDocument"]["version"] == 0
@@ -69,7 +72,7 @@ async def test_wait_for_diagnostics_waits_for_a_future_version(project: Path) ->
 
 async def test_incremental_edits_use_utf16_columns(project: Path) -> None:
     uri = (project / "U.lean").as_uri()
-    text = "def s : String := \"𝔸\" -- x\ndef t : Nat := 1\n"
+    text = 'def s : String := "𝔸" -- x\ndef t : Nat := 1\n'
     async with session(project) as (client, rec):
         await open_and_wait(client, uri, text)
         change = {
@@ -111,7 +114,7 @@ async def test_close_terminates_pending_requests(project: Path) -> None:
 
     uri = (project / "S.lean").as_uri()
     text = "example : True := by\n  sleep 5000\n  trivial\n"
-    async with session(project) as (client, rec):
+    async with session(project) as (client, _rec):
         await client.notify("textDocument/didOpen", messages.did_open(uri, 1, text))
         pending = await client.send_request("textDocument/hover", messages.position(uri, 2, 2))
         await client.notify("textDocument/didClose", messages.did_close(uri))
@@ -164,7 +167,10 @@ async def test_header_error_ends_with_fatal_progress(project: Path) -> None:
         await open_and_wait(client, uri, "import Does.Not.Exist\ndef y := 1\n")
         final = rec.of("$/lean/fileProgress", uri)[-1]["processing"]
         assert final == [
-            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}}, "kind": 2}
+            {
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}},
+                "kind": 2,
+            }
         ]
         (diag,) = last_diagnostics(rec, uri)
         assert diag["message"].startswith(

@@ -12,7 +12,13 @@ ELAN = FAKE_DIR / "bin" / "elan"
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, cwd=cwd, env=base_env(cwd.parent), capture_output=True, text=True, timeout=60, check=False
+        argv,
+        cwd=cwd,
+        env=base_env(cwd.parent),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

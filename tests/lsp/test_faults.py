@@ -66,7 +66,7 @@ async def test_legacy_edit_mode_answers_file_changed(project: Path) -> None:
         await client.notify("textDocument/didOpen", messages.did_open(uri, 1, SLOW))
         pending = await client.send_request("textDocument/hover", messages.position(uri, 2, 2))
         await client.notify("textDocument/didChange", messages.did_change_full(uri, 2, SLOW + "\n"))
-        with pytest.raises(ContentModified, match="File changed."):
+        with pytest.raises(ContentModified, match=r"File changed\."):
             await pending.result()
 
 
@@ -105,7 +105,10 @@ async def test_dead_server_fails_pending_requests(project: Path) -> None:
     uri = (project / "D.lean").as_uri()
     async with session(project) as (client, _):
         await open_and_wait(client, uri, "def a : Nat := 1\n")
-        text = "def a : Nat := 1\nexample : True := by\n  sleep 200\n  trivial\n#fake_die\ndef b := 2\n"
+        text = (
+            "def a : Nat := 1\nexample : True := by\n  sleep 200\n  trivial\n"
+            "#fake_die\ndef b := 2\n"
+        )
         await client.notify("textDocument/didChange", messages.did_change_full(uri, 2, text))
         pending = await client.send_request("textDocument/hover", messages.position(uri, 5, 4))
         with pytest.raises(ServerExited) as info:

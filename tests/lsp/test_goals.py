@@ -67,10 +67,16 @@ TACTICS = [
     ("example : True := by\n  sorry\n", ["declaration uses `sorry`"]),
     ("example : True := by\n  exact nope\n", ["Unknown identifier `nope`"]),
     ("example : True := by\n  trivial\n  simp\n", ["No goals to be solved"]),
-    ("example (p q : Prop) (hp : p) : p := by\n  intro\n", ["Tactic `intro` failed: no additional binders"]),
+    (
+        "example (p q : Prop) (hp : p) : p := by\n  intro\n",
+        ["Tactic `intro` failed: no additional binders"],
+    ),
     ("example (p q : Prop) (hq : q) : p → q := by\n  intro h\n  exact hq\n", []),
     ("example (n : Nat) : n = n + 1 := by\n  simp\n", ["simp made no progress"]),
-    ("example (p q : Prop) : p ∧ q := by\n  constructor\n  all_goals sorry\n", ["declaration uses `sorry`"]),
+    (
+        "example (p q : Prop) : p ∧ q := by\n  constructor\n  all_goals sorry\n",
+        ["declaration uses `sorry`"],
+    ),
     ("example (p : Prop) (hp : p) : p ∧ p := by\n  constructor\n  · exact hp\n  · exact hp\n", []),
 ]
 

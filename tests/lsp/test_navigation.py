@@ -57,7 +57,9 @@ async def test_definition_link_in_file_and_location_across_files(
         assert link["targetUri"] == main
         assert link["targetSelectionRange"]["start"] == {"line": 2, "character": 4}
         assert link["originSelectionRange"]["start"] == {"line": 4, "character": 2}
-        (location,) = await client.request("textDocument/definition", messages.position(main, 5, 26))
+        (location,) = await client.request(
+            "textDocument/definition", messages.position(main, 5, 26)
+        )
         assert location["uri"] == defs
         assert location["range"]["start"] == {"line": 1, "character": 0}
 
@@ -70,7 +72,9 @@ async def test_definition_form_switch(
     async with session(project, FAKE_LEAN_DEFINITION_FORM=form) as (client, _):
         await open_and_wait(client, main, MAIN)
         for line, col in ((4, 3), (5, 26)):
-            (result,) = await client.request("textDocument/definition", messages.position(main, line, col))
+            (result,) = await client.request(
+                "textDocument/definition", messages.position(main, line, col)
+            )
             assert key in result
 
 
@@ -90,7 +94,9 @@ async def test_document_and_workspace_symbols(project: Path, files: tuple[str, s
     main, defs = files
     async with session(project) as (client, _):
         await open_and_wait(client, main, MAIN)
-        symbols = await client.request("textDocument/documentSymbol", {"textDocument": {"uri": main}})
+        symbols = await client.request(
+            "textDocument/documentSymbol", {"textDocument": {"uri": main}}
+        )
         names = [(s["name"], s["kind"]) for s in symbols]
         assert ("answerA", 6) in names and ("Space", 3) in names
         space = next(s for s in symbols if s["name"] == "Space")

@@ -75,7 +75,9 @@ async def test_broken_lake_config_gives_header_errors(project: Path) -> None:
             "Failed to configure the Lake workspace. Please restart the server after fixing "
             "the error above."
         )
-        assert any("falling back to plain `lean --server`" in line for line in client.stderr.snapshot())
+        assert any(
+            "falling back to plain `lean --server`" in line for line in client.stderr.snapshot()
+        )
 
 
 async def test_stderr_is_drained_and_tail_is_bounded(project: Path) -> None:

@@ -40,10 +40,7 @@ CASES = [
                 (1, 15),
             )
         ],
-        [
-            "type mismatch\n  trivial\nhas type\n  True\nbut is expected to have type\n"
-            "  True ∧ True"
-        ],
+        ["type mismatch\n  trivial\nhas type\n  True\nbut is expected to have type\n  True ∧ True"],
     ),
     (
         "S5",
@@ -57,7 +54,12 @@ CASES = [
         [(1, "unsolved goals\ncase right\np q : Prop\nhp : p\nhq : q\n⊢ q", (0, 52), (1, 0))],
         ["unsolved goals\ncase right\np q : Prop\nhp : p\nhq : q\n⊢ q"],
     ),
-    ("S7", "example (n m : Nat) (h1 : n = m) (h2 : m = 0) : 0 = n := by\n  rw [h1, h2]\n", [], None),
+    (
+        "S7",
+        "example (n m : Nat) (h1 : n = m) (h2 : m = 0) : 0 = n := by\n  rw [h1, h2]\n",
+        [],
+        None,
+    ),
     (
         "S8",
         "example : True := sorry\n",
@@ -80,7 +82,7 @@ CASES = [
 
 
 def _shape(diags: list[dict[str, object]]) -> list[tuple[object, ...]]:
-    out = []
+    out: list[tuple[object, ...]] = []
     for diag in diags:
         rng = diag["range"]
         assert isinstance(rng, dict)
@@ -110,7 +112,9 @@ async def test_snippet_current_texts(
 
 
 @pytest.mark.parametrize(
-    "name, text, legacy", [(c[0], c[1], c[3]) for c in CASES if c[3]], ids=[c[0] for c in CASES if c[3]]
+    "name, text, legacy",
+    [(c[0], c[1], c[3]) for c in CASES if c[3]],
+    ids=[c[0] for c in CASES if c[3]],
 )
 async def test_snippet_legacy_texts(project: Path, name: str, text: str, legacy: list[str]) -> None:
     uri = (project / f"{name}.lean").as_uri()
@@ -145,7 +149,10 @@ async def test_term_goal_and_try_this_action(project: Path) -> None:
             "textDocument/codeAction",
             {
                 "textDocument": {"uri": s12},
-                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 41}},
+                "range": {
+                    "start": {"line": 0, "character": 0},
+                    "end": {"line": 0, "character": 41},
+                },
                 "context": {"diagnostics": []},
             },
         )

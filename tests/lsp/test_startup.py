@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,12 +72,12 @@ async def test_unknown_method_is_method_not_found(project: Path) -> None:
         assert info.value.message == "No request handler found for 'textDocument/nonsense'"
 
 
-def _frame(message: dict[str, object]) -> bytes:
+def _frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message).encode()
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def _run_fake(frames: list[dict[str, object]], tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+def _run_fake(frames: list[dict[str, Any]], tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
     data = b"".join(_frame(frame) for frame in frames)
     return subprocess.run(
         [sys.executable, str(FAKE_SERVER)],
@@ -94,7 +95,9 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "initialized", "params": {}}
 
 
 def test_fake_exits_1_on_a_message_without_params(tmp_path: Path) -> None:
-    done = _run_fake([INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover"}], tmp_path)
+    done = _run_fake(
+        [INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover"}], tmp_path
+    )
     assert done.returncode == 1
     assert b"Watchdog error: Got invalid JSON-RPC message" in done.stderr
 
