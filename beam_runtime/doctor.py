@@ -305,8 +305,10 @@ def probe(report: DoctorReport, name: str, argv: list[str], cwd: Path,
     except BeamError as error:
         report.add("lean toolchain", name, failure, error.message, error.fix)
         return
-    lines = output.splitlines()
-    report.add("lean toolchain", name, OK, lines[0] if lines else "(no output)")
+    lines = [line for line in output.splitlines() if line.strip()]
+    # `lake --version` says it on its first line; `elan show` ends with the active toolchain
+    shown = (lines[0] if name.startswith("lake") else lines[-1]) if lines else "(no output)"
+    report.add("lean toolchain", name, OK, shown)
 
 
 # ---- live MCP round trip ------------------------------------------------------------------

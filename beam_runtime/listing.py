@@ -7,6 +7,7 @@ hashing), `current_runtime_id` reads the `current` link.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,8 +70,14 @@ def current_runtime_id(root: Path) -> str | None:
     return os.path.basename(target)
 
 
-def inspect_entry(path: Path) -> RuntimeEntry:
-    """Structural validation of one `versions/` entry (no hashing)."""
+def inspect_entry(path: Path, marker_ok: bool | None = None) -> RuntimeEntry:
+    """Structural validation of one `versions/` entry (no hashing).
+
+    Fast path: with the root's marker known to be sound, a real directory whose manifest
+    validates and names this id is exactly what `records.structural_problem` accepts, so the
+    manifest is parsed once; anything else gets `structural_problem`'s own reason.
+    """
+    from beam_runtime.identity import marker_problem
     from beam_runtime.records import load_manifest, structural_problem
 
     try:
@@ -78,14 +85,17 @@ def inspect_entry(path: Path) -> RuntimeEntry:
     except FileNotFoundError:
         return RuntimeEntry(path.name, path, None, f"{path} vanished", None)
     inode = (info.st_dev, info.st_ino)
-    problem = structural_problem(path)
-    if problem is not None:
-        return RuntimeEntry(path.name, path, None, problem, inode)
-    try:
-        manifest = load_manifest(path)
-    except (OSError, ValueError) as exc:  # changed since the check a moment ago
-        return RuntimeEntry(path.name, path, None, f"manifest unreadable: {exc}", inode)
-    return RuntimeEntry(path.name, path, manifest, None, inode)
+    if marker_ok is None:
+        marker_ok = marker_problem(str(path.parent.parent)) is None
+    if marker_ok and stat.S_ISDIR(info.st_mode):
+        try:
+            manifest = load_manifest(path)
+        except (OSError, ValueError):
+            manifest = None
+        if manifest is not None and manifest.runtime_id == path.name:
+            return RuntimeEntry(path.name, path, manifest, None, inode)
+    problem = structural_problem(path) or f"{path} changed while it was being read"
+    return RuntimeEntry(path.name, path, None, problem, inode)
 
 
 def scan_runtimes(root: Path) -> list[RuntimeEntry]:
@@ -95,7 +105,10 @@ def scan_runtimes(root: Path) -> list[RuntimeEntry]:
         names = sorted(os.listdir(versions))
     except FileNotFoundError:
         return []
-    entries = [inspect_entry(versions / name) for name in names]
+    from beam_runtime.identity import marker_problem
+
+    marker_ok = marker_problem(str(root)) is None
+    entries = [inspect_entry(versions / name, marker_ok) for name in names]
     valid = sorted(
         (e for e in entries if e.manifest), key=lambda e: (e.created_at or "", e.name), reverse=True
     )
