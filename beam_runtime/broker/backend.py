@@ -16,11 +16,27 @@ from beam_runtime.broker import operations, queries
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig, SessionManager
 from beam_runtime.broker.paths import read_source, resolve_source
+from beam_runtime.broker.scratch import PoolConfig
 from beam_runtime.broker.session import Limits
+from beam_runtime.broker.speculation import Speculation
 
 if TYPE_CHECKING:
     from beam_mcp.backend import ToolContext
     from beam_mcp.settings import Settings
+
+
+SPECULATIVE = frozenset(
+    ("lean_run_at", "lean_run_at_handle", "lean_run_with", "lean_run_with_linear", "lean_release")
+)
+
+
+def pool_config(settings: Settings) -> PoolConfig:
+    return PoolConfig(
+        per_document=settings.scratch_per_document,
+        per_process=settings.scratch_per_process,
+        idle_s=settings.scratch_idle_ms / 1000,
+        wait_s=settings.barrier_timeout_ms / 1000,
+    )
 
 
 def config_from(settings: Settings) -> ManagerConfig:
@@ -44,6 +60,7 @@ class BrokerBackend:
         self.settings = settings
         self.manager: SessionManager | None = None
         self._group: TaskGroup | None = None
+        self.speculation = Speculation(pool_config(settings))
 
     def attach(self, group: TaskGroup) -> None:
         """The server's long-lived task group: session readers and the idle reaper run there."""
@@ -51,7 +68,9 @@ class BrokerBackend:
 
         self._group = group
         self.manager = SessionManager(config_from(self.settings), partial(open_channel, group))
+        self.manager.session_observers.append(self.speculation.adopt)
         group.start_soon(self.manager.reap_idle)
+        group.start_soon(self.speculation.scratch.reap_idle)
 
     def _manager(self) -> SessionManager:
         if self.manager is None:
@@ -86,6 +105,8 @@ class BrokerBackend:
         if isinstance(path, str):  # bad paths fail before any Lean process is started
             read_source(resolve_source(ctx.root, path))
         async with manager.use(ctx.root) as session:
+            if tool in SPECULATIVE:
+                return await self.speculation.call(session, tool, args, ctx)
             return await _run(session, tool, args, ctx)
 
     def runtime_active(self) -> bool:
@@ -133,11 +154,7 @@ async def _run(session: Any, tool: str, args: Any, ctx: ToolContext) -> dict[str
     }
     if tool in simple:
         return await simple[tool](session, args, ctx)
-    raise BrokerError(
-        "internalError",
-        f"{tool} is not available yet in this build (speculative execution is issue 6)",
-        {"reason": "notImplemented"},
-    )
+    raise BrokerError("internalError", f"{tool} is not a Lean tool this broker knows")
 
 
 def create_backend(settings: Settings) -> BrokerBackend:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +43,8 @@ class SessionManager:
         self.ever_started = False
         self._creating: dict[str, anyio.Lock] = {}
         self._closing = False
+        # Called with each new session before it starts (speculative execution hooks in here).
+        self.session_observers: list[Callable[[LeanSession], None]] = []
 
     # -- use -------------------------------------------------------------------------------
 
@@ -84,6 +86,8 @@ class SessionManager:
         epoch = self.epochs.get(root, 0) + 1
         self.epochs[root] = epoch
         session = LeanSession(root, epoch, launch, self.config.limits, self.versions)
+        for observer in self.session_observers:
+            observer(session)
         self.ever_started = True
         await session.start(self.opener)
         self.sessions[root] = session
@@ -105,6 +109,7 @@ class SessionManager:
         if session is None:
             return False, 0
         handles = session.handle_count()
+        session.stop_reason = "workspaceDropped"
         await session.stop()
         return True, handles
 

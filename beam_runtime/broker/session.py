@@ -68,6 +68,11 @@ class LeanSession:
         # Issue 6 seam: scratch documents register their URIs here to receive notifications.
         self.uri_observers: dict[str, Callable[[str, dict[str, Any]], None]] = {}
         self.handle_count: Callable[[], int] = lambda: 0
+        # Told (path, new version or None when closed) whenever a source document's text in
+        # Lean is replaced, and (session) when the session stops; handles go stale on both.
+        self.source_observers: list[Callable[[str, int | None], None]] = []
+        self.stop_observers: list[Callable[[LeanSession], None]] = []
+        self.stop_reason = "sessionRestarted"  # the manager says "workspaceDropped" on drop
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents (issue 6) never appear in navigation results."""
@@ -156,6 +161,8 @@ class LeanSession:
         channel, self.channel = self.channel, None
         for doc in self.documents.values():
             doc.on_crash()
+        for observer in list(self.stop_observers):
+            observer(self)
         if channel is not None:
             with anyio.CancelScope(shield=True):
                 await channel.aclose()
@@ -187,6 +194,13 @@ class LeanSession:
                 doc.on_diagnostics(params)
         elif isinstance(uri, str) and uri in self.uri_observers:
             self.uri_observers[uri](method, params)
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self._require_channel().notify(method, params)
+
+    def _source_replaced(self, abs_path: str, version: int | None) -> None:
+        for observer in list(self.source_observers):
+            observer(abs_path, version)
 
     async def request(self, method: str, params: Any, *, phase: str, timeout_s: float) -> Any:
         """One LSP request with Lean's failures mapped onto tool errors."""
@@ -251,12 +265,14 @@ class LeanSession:
                     "text": doc.text.text,
                 }
             }
+            self._source_replaced(source.abs_path, version)
             await channel.notify("textDocument/didOpen", params)
             return doc, True
         changed = doc.digest != digest
         if not changed and not doc.crashed:
             return doc, False
         doc.new_version(self.versions.next_version(source.abs_path), data, digest)
+        self._source_replaced(source.abs_path, doc.version)
         change = {
             "textDocument": {"uri": doc.uri, "version": doc.version},
             "contentChanges": [{"text": doc.text.text}],
@@ -272,6 +288,7 @@ class LeanSession:
             return False
         self.by_uri.pop(doc.uri, None)
         doc.on_crash()
+        self._source_replaced(source.abs_path, None)
         if self.alive:
             await self._require_channel().notify(
                 "textDocument/didClose", {"textDocument": {"uri": doc.uri}}

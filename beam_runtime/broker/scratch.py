@@ -1,0 +1,208 @@
+"""Scratch documents: where speculative probes run, so the real document is never touched.
+
+A scratch document is a ``file:`` URI of a hidden sibling of the source file that does not exist
+on disk (Lake's per-file setup still applies because it sits in the same directory). It is opened
+once and afterwards only receives full-text ``didChange`` notifications, so Lean keeps the
+elaborated prefix shared by consecutive probes and only re-runs what follows the first changed
+command. It is never saved and never written.
+
+Pools (decision 40): at most ``per_document`` scratch documents per source document (probes on
+one document run in parallel up to that number, then queue) and ``per_process`` in total (making
+room closes the least recently used idle one; when all are busy the caller waits). Idle ones are
+closed after ``idle_s``, because each open document costs Lean a worker process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskStatus
+
+from beam_runtime.broker import errors
+from beam_runtime.broker.documents import OpenDocument
+from beam_runtime.broker.paths import SourceFile, path_to_uri
+from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.versions import content_digest
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    per_document: int = 1
+    per_process: int = 8
+    idle_s: float = 300.0
+    wait_s: float = 600.0  # bound on queueing for a scratch document
+
+
+@dataclass(eq=False)
+class ScratchDocument:
+    session: LeanSession
+    source: SourceFile  # the real file this scratch document shadows
+    mirror: OpenDocument  # what the broker knows of the scratch text in Lean
+    opened: bool = False
+    busy: bool = False
+    closed: bool = False
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def uri(self) -> str:
+        return self.mirror.uri
+
+    def observe(self, method: str, params: dict) -> None:
+        if method == "$/lean/fileProgress":
+            self.mirror.on_progress(params)
+        else:
+            self.mirror.on_diagnostics(params)
+
+    async def load(self, text: str) -> OpenDocument:
+        """Send ``text`` to Lean (open once, then full ``didChange``), then wait for it."""
+        data = text.encode("utf-8")
+        mirror = self.mirror
+        mirror.new_version(mirror.version + 1, data, content_digest(data))
+        if not self.opened:
+            self.opened = True
+            item = {"uri": self.uri, "languageId": "lean", "version": mirror.version, "text": text}
+            await self.session.notify("textDocument/didOpen", {"textDocument": item})
+        else:
+            change = {
+                "textDocument": {"uri": self.uri, "version": mirror.version},
+                "contentChanges": [{"text": text}],
+            }
+            await self.session.notify("textDocument/didChange", change)
+        await self.session.barrier(mirror)
+        return mirror
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.session.uri_observers.pop(self.uri, None)
+        if self.opened and self.session.alive:
+            with anyio.CancelScope(shield=True):
+                await self.session.notify(
+                    "textDocument/didClose", {"textDocument": {"uri": self.uri}}
+                )
+
+
+@dataclass(eq=False)
+class DocumentPool:
+    slots: anyio.Semaphore
+    free: list[ScratchDocument] = field(default_factory=list)
+
+
+class ScratchRegistry:
+    """Every scratch document of the process, grouped by session and source file."""
+
+    def __init__(self, config: PoolConfig) -> None:
+        self.config = config
+        self.pools: dict[tuple[LeanSession, str], DocumentPool] = {}
+        self.open: list[ScratchDocument] = []
+        self._serial = 0
+        self._freed = anyio.Event()
+
+    def count(self, session: LeanSession) -> int:
+        return sum(1 for doc in self.open if doc.session is session)
+
+    @asynccontextmanager
+    async def borrow(self, session: LeanSession, source: SourceFile) -> AsyncIterator[
+        ScratchDocument
+    ]:
+        """A scratch document for ``source``, exclusively for the duration of the block."""
+        key = (session, source.abs_path)
+        pool = self.pools.get(key)
+        if pool is None:
+            pool = self.pools[key] = DocumentPool(anyio.Semaphore(self.config.per_document))
+        with anyio.fail_after(self.config.wait_s):
+            await pool.slots.acquire()
+        try:
+            doc = pool.free.pop() if pool.free else await self._create(session, source)
+            doc.busy = True
+            failed = True
+            try:
+                yield doc
+                failed = False
+            finally:
+                doc.busy = False
+                doc.last_used = time.monotonic()
+                if failed or doc.closed:
+                    await self._discard(doc)  # its state in Lean is unknown: start afresh
+                else:
+                    pool.free.append(doc)
+                self._wake()
+        finally:
+            pool.slots.release()
+
+    async def _create(self, session: LeanSession, source: SourceFile) -> ScratchDocument:
+        with anyio.fail_after(self.config.wait_s):
+            while len(self.open) >= self.config.per_process:
+                idle = [doc for doc in self.open if not doc.busy]
+                if idle:
+                    await self._discard(min(idle, key=lambda doc: doc.last_used))
+                else:
+                    await self._freed.wait()
+        if not session.alive:
+            raise errors.worker_exited("the Lean session of this workspace was stopped")
+        path = self._scratch_path(source.abs_path)
+        scratch_source = SourceFile(source.root, path, source.display, path_to_uri(path))
+        mirror = OpenDocument(scratch_source, 0, b"", "")
+        doc = ScratchDocument(session, source, mirror)
+        session.uri_observers[doc.uri] = doc.observe
+        self.open.append(doc)
+        return doc
+
+    def _scratch_path(self, abs_path: str) -> str:
+        directory, name = os.path.split(abs_path)
+        stem = name[:-5] if name.endswith(".lean") else name
+        while True:
+            self._serial += 1
+            candidate = os.path.join(directory, f".{stem}.beam-scratch-{self._serial}.lean")
+            if not os.path.lexists(candidate):
+                return candidate
+
+    async def _discard(self, doc: ScratchDocument) -> None:
+        if doc in self.open:
+            self.open.remove(doc)
+        for pool in self.pools.values():
+            if doc in pool.free:
+                pool.free.remove(doc)
+        await doc.close()
+        self._wake()
+
+    def _wake(self) -> None:
+        freed, self._freed = self._freed, anyio.Event()
+        freed.set()
+
+    def forget_session(self, session: LeanSession) -> None:
+        """The session stopped: its scratch documents died with its Lean server."""
+        for doc in [doc for doc in self.open if doc.session is session]:
+            doc.closed = True
+            self.open.remove(doc)
+            session.uri_observers.pop(doc.uri, None)
+        for key in [key for key in self.pools if key[0] is session]:
+            del self.pools[key]
+        self._wake()
+
+    async def close_idle(self) -> int:
+        now = time.monotonic()
+        idle = [
+            doc
+            for doc in self.open
+            if not doc.busy and now - doc.last_used >= self.config.idle_s
+        ]
+        for doc in idle:
+            await self._discard(doc)
+        return len(idle)
+
+    async def reap_idle(self, task_status: TaskStatus = anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        limit = self.config.idle_s
+        if limit <= 0:
+            return
+        tick = max(0.02, min(limit / 4, 5.0))
+        while True:
+            await anyio.sleep(tick)
+            await self.close_idle()

@@ -1,0 +1,226 @@
+"""The five speculative tools: ``lean_run_at``, ``lean_run_at_handle``, ``lean_run_with``,
+``lean_run_with_linear`` and ``lean_release``.
+
+A probe first brings the real document up to date under its lock (the usual re-read and version
+check) and asks Lean whether there are goals at the position; that decides the probe kind. The
+real document is then left alone: the probe runs in a scratch document borrowed from the pool
+(see ``scratch.py``), outside the document lock, so probes on one file run side by side up to the
+pool size. Nothing here writes to disk or changes the real document or its version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from beam_runtime.broker import probes
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.goals import parse_plain_goal
+from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
+from beam_runtime.broker.operations import check_version, workspace
+from beam_runtime.broker.paths import SourceFile, resolve_source
+from beam_runtime.broker.reporting import CallReport, Context
+from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
+from beam_runtime.broker.session import LeanSession
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The real document as the probe saw it."""
+
+    source: SourceFile
+    version: int
+    prefix: str  # scratch text before the probe
+    kind: str
+    column: int
+    line: int
+    character: int
+
+
+class Speculation:
+    """Handles and scratch documents of the process; hooks itself into every session."""
+
+    def __init__(self, config: PoolConfig) -> None:
+        self.handles = HandleStore()
+        self.scratch = ScratchRegistry(config)
+
+    def adopt(self, session: LeanSession) -> None:
+        root, epoch = session.root, session.epoch
+        session.handle_count = lambda: self.handles.count(root, epoch)
+
+        def source_replaced(abs_path: str, version: int | None) -> None:
+            self.handles.invalidate("sourceChanged", root, abs_path=abs_path, below_version=version)
+
+        def stopped(stopping: LeanSession) -> None:
+            self.handles.invalidate(stopping.stop_reason, root, epoch=epoch)
+            self.scratch.forget_session(stopping)
+
+        session.source_observers.append(source_replaced)
+        session.stop_observers.append(stopped)
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def call(self, session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:
+        if tool in ("lean_run_at", "lean_run_at_handle"):
+            return await self.run_at(session, args, ctx, keep=tool == "lean_run_at_handle")
+        if tool in ("lean_run_with", "lean_run_with_linear"):
+            return await self.run_with(session, args, ctx, linear=tool == "lean_run_with_linear")
+        if tool == "lean_release":
+            return await self.release(session, args, ctx)
+        raise BrokerError("internalError", f"{tool} is not a speculative tool")
+
+    async def run_at(self, session: LeanSession, args: Any, ctx: Context, *, keep: bool) -> dict:
+        source = resolve_source(session.root, args.path)
+        report = CallReport(ctx, source.display)
+        report.preparing()
+        snap = await self._snapshot(session, source, args, report)
+        result, record = await self._probe(session, snap, "", args.text, report)
+        if keep and record is not None:
+            self.handles.add(record)
+            result["next_handle"] = record.to_json()
+        return {**workspace(session), **result}
+
+    async def run_with(
+        self, session: LeanSession, args: Any, ctx: Context, *, linear: bool
+    ) -> dict:
+        source = resolve_source(session.root, args.path)
+        report = CallReport(ctx, source.display)
+        report.preparing()
+        parent = await self._live(session, source, args.handle.id, report)
+        if linear:
+            self.handles.retire(parent.id, "consumed")
+        snap = Snapshot(
+            source,
+            parent.version,
+            await self._prefix(session, source, parent),
+            parent.kind,
+            parent.column,
+            parent.line,
+            parent.character,
+        )
+        result, record = await self._probe(session, snap, parent.text, args.text, report)
+        if record is not None:
+            self.handles.add(record)
+            result["next_handle"] = record.to_json()
+        return {**workspace(session), **result}
+
+    async def release(self, session: LeanSession, args: Any, ctx: Context) -> dict:
+        source = resolve_source(session.root, args.path)
+        report = CallReport(ctx, source.display)
+        report.preparing()
+        record = await self._live(session, source, args.handle.id, report)
+        self.handles.retire(record.id, "released")
+        return {**workspace(session), "result": None}
+
+    # -- steps -----------------------------------------------------------------------------
+
+    async def _snapshot(
+        self, session: LeanSession, source: SourceFile, args: Any, report: CallReport
+    ) -> Snapshot:
+        async with session.document_lock(source):
+            doc, _ = await session.sync_text(source)
+            check_version(doc, args.version)
+            text = doc.text
+            text.check_position(args.line, args.character)
+            report.attach(doc)
+            try:
+                answer = await session.request(
+                    "$/lean/plainGoal",
+                    {
+                        "textDocument": {"uri": doc.uri},
+                        "position": {"line": args.line, "character": args.character},
+                    },
+                    phase="probe",
+                    timeout_s=session.limits.barrier_s,
+                )
+            finally:
+                report.detach(doc)
+            version = doc.version
+        if isinstance(answer, dict):
+            kind, column = "tactic", probes.probe_column(text, args.line, args.character)
+            cut = text.index_of(args.line, args.character)
+        else:
+            kind, column = "command", 0
+            cut = text.index_of(probes.command_boundary(text, args.line, args.character), 0)
+        return Snapshot(
+            source, version, text.text[:cut], kind, column, args.line, args.character
+        )
+
+    async def _live(
+        self, session: LeanSession, source: SourceFile, handle_id: str, report: CallReport
+    ) -> HandleRecord:
+        """The handle, checked against the workspace, the path, the session and the source."""
+        record = self.handles.lookup(handle_id, session.root, source.abs_path)
+        if record.epoch != session.epoch:
+            self.handles.retire(record.id, "sessionRestarted")
+            raise stale("sessionRestarted", record.id, "the Lean session restarted since then")
+        async with session.document_lock(source):
+            doc, _ = await session.sync_text(source)  # an edit on disk retires the handle here
+        if doc.version != record.version:
+            self.handles.retire(record.id, "sourceChanged")
+        return self.handles.lookup(handle_id, session.root, source.abs_path)
+
+    async def _prefix(self, session: LeanSession, source: SourceFile, record: HandleRecord) -> str:
+        async with session.document_lock(source):
+            doc = session.documents.get(source.abs_path)
+            if doc is None or doc.version != record.version:
+                self.handles.retire(record.id, "sourceChanged")
+                raise stale("sourceChanged", record.id, "the source document changed")
+            text = doc.text
+        if record.kind == "tactic":
+            cut = text.index_of(record.line, record.character)
+        else:
+            cut = text.index_of(probes.command_boundary(text, record.line, record.character), 0)
+        return text.text[:cut]
+
+    async def _probe(
+        self,
+        session: LeanSession,
+        snap: Snapshot,
+        earlier: str,
+        piece: str,
+        report: CallReport,
+    ) -> tuple[dict[str, Any], HandleRecord | None]:
+        if snap.kind == "tactic":
+            layout = probes.tactic_layout(snap.prefix, earlier, piece, snap.column)
+        else:
+            layout = probes.command_layout(snap.prefix, earlier, piece)
+        async with self.scratch.borrow(session, snap.source) as scratch:
+            report.attach(scratch.mirror)
+            try:
+                mirror = await scratch.load(layout.text)
+                items = list(mirror.diagnostics)
+                goals = None
+                if snap.kind == "tactic" and not mirror.progress.fatal:
+                    goals = await session.request(
+                        "$/lean/plainGoal",
+                        {
+                            "textDocument": {"uri": scratch.uri},
+                            "position": {"line": layout.end[0], "character": layout.end[1]},
+                        },
+                        phase="probe",
+                        timeout_s=session.limits.navigation_s,
+                    )
+            finally:
+                report.detach(scratch.mirror)
+        result = probes.run_result(items, layout)
+        result["proof_state"] = (
+            {"goals": parse_plain_goal(goals)} if isinstance(goals, dict) else None
+        )
+        result["next_handle"] = None
+        record = None
+        if result["success"]:
+            record = HandleRecord(
+                id=new_id(),
+                root=session.root,
+                epoch=session.epoch,
+                abs_path=snap.source.abs_path,
+                display=snap.source.display,
+                version=snap.version,
+                line=snap.line,
+                character=snap.character,
+                column=snap.column,
+                kind=snap.kind,
+                text=probes.accumulated(layout, len(snap.prefix)),
+            )
+        return result, record
