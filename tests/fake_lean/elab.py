@@ -27,6 +27,7 @@ DECL_RE = re.compile(
     r"(theorem|lemma|def|example|abbrev|instance|structure|inductive|class|opaque|axiom)\b"
 )
 MARKER_RE = re.compile(r"^#fake_(crash_once|crash|die)\b\s*(\d*)")
+TRACE_RE = re.compile(r"^#fake_trace\s+([\w.]+)\s*(.*)$")
 
 
 @dataclass
@@ -109,6 +110,12 @@ def elaborate(
             result.crash = (marker.group(1), int(marker.group(2) or 134))
         return result
     cursor = _Cursor(command)
+    trace = TRACE_RE.match(first.split("\n")[0])
+    if trace:  # fake-only: one trace message, as `set_option trace.<class> true in` would give
+        text = f"[{trace.group(1)}] {trace.group(2).strip()}"
+        end = cursor.pos(len(first.split("\n")[0]))
+        result.diags.append(Diag(cursor.pos(0), end, INFORMATION, text))
+        return result
     code = "\n".join(strip_comment(line) for line in command.text.split("\n"))
     if DECL_RE.match(code):
         _declaration(result, code, cursor, lines, env, texts, uri, doc)
