@@ -143,7 +143,9 @@ def test_runtime_current_false_when_superseded_or_missing(installed_root: Instal
     assert body["runtime_current"] is False
     assert body["runtime_error"] is None
     current.unlink()
-    assert identity(installed_root, [installed_root.launcher("lean-beam")])["runtime_current"] is False
+    assert (
+        identity(installed_root, [installed_root.launcher("lean-beam")])["runtime_current"] is False
+    )
     wrapper = installed_root.run([installed_root.wrapper("lean-beam"), "--version"])
     assert wrapper.code == 1
     assert "no installed runtime" in wrapper.stderr

@@ -98,7 +98,9 @@ def test_wrappers_run_with_the_bare_client_environment(installed_root: Installed
         assert identity["beam_cli"] == installed_root.launcher("beam-cli")
 
 
-def test_launchers_ignore_the_users_python_environment(installed_root: Installed, tmp_path: Path) -> None:
+def test_launchers_ignore_the_users_python_environment(
+    installed_root: Installed, tmp_path: Path
+) -> None:
     poison = tmp_path / "poison"
     (poison / "click").mkdir(parents=True)
     (poison / "click" / "__init__.py").write_text("raise SystemExit('poisoned click imported')\n")
@@ -108,9 +110,12 @@ def test_launchers_ignore_the_users_python_environment(installed_root: Installed
         PYTHONHOME="/nonexistent",
     )
     assert done.code == 0, done.stderr
-    assert done.json()["python"] == json.loads(
-        (installed_root.runtime_dir / "manifest.json").read_text()
-    )["python"]["executable"]
+    assert (
+        done.json()["python"]
+        == json.loads((installed_root.runtime_dir / "manifest.json").read_text())["python"][
+            "executable"
+        ]
+    )
 
 
 def test_identical_reinstall_is_reused(installed_root: Installed) -> None:

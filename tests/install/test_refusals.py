@@ -12,7 +12,7 @@ from tests.support.installed import BeamHome, Installed, make_writable
 
 
 def snapshot(*bases: Path) -> dict[str, tuple[int, int, str | None]]:
-    """Every path below `bases` with its mode, size and link target (what 'nothing written' means)."""
+    """Every path below `bases` with mode, size and link target: what 'nothing written' means."""
     seen: dict[str, tuple[int, int, str | None]] = {}
     for base in bases:
         if not os.path.lexists(base):
@@ -54,7 +54,9 @@ def test_bad_root_spellings(fresh_home: BeamHome, root: str, why: str) -> None:
 
 
 def test_home_itself_from_environment(fresh_home: BeamHome) -> None:
-    error = refused(fresh_home, category="invalidInstallRoot", BEAM_INSTALL_ROOT=str(fresh_home.home))
+    error = refused(
+        fresh_home, category="invalidInstallRoot", BEAM_INSTALL_ROOT=str(fresh_home.home)
+    )
     assert "home directory" in error["message"]
     assert list(fresh_home.home.iterdir()) == []
 

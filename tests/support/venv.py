@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# Offline (the Nix check): build without isolation and let the venv see this Python's packages.
+OFFLINE = os.environ.get("BEAM_TEST_OFFLINE") == "1"
 SOURCES = ("pyproject.toml", "README.md", "beam_install", "beam_runtime", "beam_mcp")
 
 
@@ -35,8 +37,20 @@ def build_wheel(work: Path) -> Path:
         else:
             shutil.copy2(path, source / name)
     out = work / "dist"
+    isolation = ["--no-build-isolation"] if OFFLINE else []
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            *isolation,
+            "-w",
+            str(out),
+            str(source),
+        ],
         check=True,
         capture_output=True,
         timeout=600,
@@ -47,15 +61,17 @@ def build_wheel(work: Path) -> Path:
 
 def create_venv(work: Path, wheel: Path) -> Path:
     venv = work / "venv"
+    shared = ["--system-site-packages"] if OFFLINE else []
     subprocess.run(
-        [real_python(), "-m", "venv", "--without-pip", str(venv)],
+        [real_python(), "-m", "venv", "--without-pip", *shared, str(venv)],
         check=True,
         capture_output=True,
         timeout=120,
     )
     pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
+    offline = ["--no-deps", "--no-index"] if OFFLINE else []
     subprocess.run(
-        [*pip, "install", "-q", "--disable-pip-version-check", str(wheel)],
+        [*pip, "install", "-q", "--disable-pip-version-check", *offline, str(wheel)],
         check=True,
         capture_output=True,
         timeout=900,
