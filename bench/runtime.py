@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -65,11 +66,14 @@ def main() -> None:
             {"mcpServers": {"beam": {"command": f"{root}/versions/{ids[1]}/bin/lean-beam-mcp"}}}))
         wrapper = str(root / "bin" / "lean-beam")
         results = {
+            "version (start-up floor)": timed([wrapper, "version"], env, args.repeat),
             "runtime list --json": timed([wrapper, "runtime", "list", "--json"], env, args.repeat),
             "runtime prune --json (dry run)": timed(
                 [wrapper, "runtime", "prune", "--json"], env, args.repeat),
         }
-    print(f"{args.runtimes} runtimes, {args.repeat} runs each, through <root>/bin/lean-beam")
+    load = os.getloadavg()[0]
+    print(f"{args.runtimes} runtimes, {args.repeat} runs each, through <root>/bin/lean-beam "
+          f"(load average {load:.2f} on {os.cpu_count()} CPUs)")
     for name, times in results.items():
         print(f"  {name}: median {statistics.median(times):.3f} s "
               f"(min {min(times):.3f}, max {max(times):.3f})")
