@@ -144,6 +144,7 @@ def _existing_is_reusable(runtime: Path, *, checked: bool = False) -> bool:
 
 def _build(root: Path, payload: Payload) -> None:
     from beam_install import staging
+
     stage = staging.new_stage(root, payload.runtime_id)
     staging.fill_stage(stage, payload)
     failpoint("staging-copied")
