@@ -11,20 +11,12 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from beam_runtime.broker.errors import BrokerError
 
 TOMBSTONE_LIMIT = 4096
-REASONS = (
-    "unknownHandle",
-    "released",
-    "consumed",
-    "sourceChanged",
-    "sessionRestarted",
-    "workspaceDropped",
-)
 
 
 @dataclass(frozen=True)
@@ -43,9 +35,6 @@ class HandleRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id}
-
-    def extended(self, text: str) -> HandleRecord:
-        return replace(self, id=new_id(), text=text)
 
 
 @dataclass(frozen=True)

@@ -145,11 +145,15 @@ def _closing_noise(item: diag.Diagnostic) -> bool:
     return bool(NO_GOALS.search(text)) or diag.is_sorry_warning(item)
 
 
-def run_result(items: list[diag.Diagnostic], layout: Layout) -> dict[str, Any]:
+def run_result(
+    items: list[diag.Diagnostic], layout: Layout, fatal: bool = False
+) -> dict[str, Any]:
+    """``fatal``: the scratch text's header failed (a bad import), so nothing after it ran; its
+    errors are then the probe's outcome even though they lie outside the probe."""
     messages: list[dict[str, str]] = []
     traces: list[str] = []
     for item in items:
-        if not belongs(item, layout):
+        if not (belongs(item, layout) or (fatal and diag.is_error(item))):
             continue
         severity = diag.severity_name(item)
         text = diag.message_of(item)

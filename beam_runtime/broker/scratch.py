@@ -119,7 +119,7 @@ class ScratchRegistry:
         with anyio.fail_after(self.config.wait_s):
             await pool.slots.acquire()
         try:
-            doc = pool.free.pop() if pool.free else await self._create(session, source)
+            doc = await self._obtain(pool, session, source)
             doc.busy = True
             failed = True
             try:
@@ -136,14 +136,23 @@ class ScratchRegistry:
         finally:
             pool.slots.release()
 
-    async def _create(self, session: LeanSession, source: SourceFile) -> ScratchDocument:
+    async def _obtain(
+        self, pool: DocumentPool, session: LeanSession, source: SourceFile
+    ) -> ScratchDocument:
+        """A free scratch document of this pool, else a new one within the process cap."""
         with anyio.fail_after(self.config.wait_s):
-            while len(self.open) >= self.config.per_process:
+            while True:
+                if pool.free:
+                    return pool.free.pop()
+                if len(self.open) < self.config.per_process:
+                    return self._create(session, source)
                 idle = [doc for doc in self.open if not doc.busy]
                 if idle:
                     await self._discard(min(idle, key=lambda doc: doc.last_used))
                 else:
                     await self._freed.wait()
+
+    def _create(self, session: LeanSession, source: SourceFile) -> ScratchDocument:
         if not session.alive:
             raise errors.worker_exited("the Lean session of this workspace was stopped")
         path = self._scratch_path(source.abs_path)

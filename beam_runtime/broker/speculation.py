@@ -190,6 +190,7 @@ class Speculation:
             try:
                 mirror = await scratch.load(layout.text)
                 items = list(mirror.diagnostics)
+                fatal = mirror.progress.fatal
                 goals = None
                 if snap.kind == "tactic" and not mirror.progress.fatal:
                     goals = await session.request(
@@ -203,7 +204,7 @@ class Speculation:
                     )
             finally:
                 report.detach(scratch.mirror)
-        result = probes.run_result(items, layout)
+        result = probes.run_result(items, layout, fatal)
         result["proof_state"] = (
             {"goals": parse_plain_goal(goals)} if isinstance(goals, dict) else None
         )

@@ -119,3 +119,11 @@ def test_no_scratch_file_on_disk_and_none_in_navigation(servers: list[Server],
     assert refs["result"]
     after = sorted(path.name for path in project.rglob("*"))
     assert after == sorted({*before, "Main.lean"})
+
+
+def test_probe_in_a_file_whose_header_fails(servers: list[Server], project: Path) -> None:
+    p = probe(servers, project, "import Does.Not.Exist\ndef y : Nat := 1\n")
+    result = p.at(2, 0, "#eval 1 + 1")
+    assert result["success"] is False
+    assert "Does" in result["messages"][0]["text"]
+    assert result["messages"][0]["severity"] == "error"
