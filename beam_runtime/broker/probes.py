@@ -48,6 +48,24 @@ def probe_column(doc: DocumentText, line: int, character: int) -> int:
     return index if index is not None else 0
 
 
+def tactic_prefix(doc: DocumentText, line: int, character: int) -> tuple[str, int]:
+    """Scratch text before a tactic probe, and the column the probe starts at.
+
+    Normally the document up to the position. A position right after other text on its line
+    (the end of ``constructor``, or of ``by``) gets a separator so the probe does not glue onto
+    that token: a space after ``by`` or a focusing dot, else a new line at the line's indentation.
+    """
+    cut = doc.index_of(line, character)
+    column = probe_column(doc, line, character)
+    before = doc.lines[line][:column]
+    if not before.strip() or before[-1].isspace():
+        return doc.text[:cut], column
+    if before.endswith(("by", "·")):
+        return doc.text[:cut] + " ", column + 1
+    indent = len(before) - len(before.lstrip())
+    return doc.text[:cut] + "\n" + " " * indent, indent
+
+
 def command_boundary(doc: DocumentText, line: int, character: int) -> int:
     """Line that starts the top-level command holding the position (decision 40).
 

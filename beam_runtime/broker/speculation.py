@@ -22,6 +22,7 @@ from beam_runtime.broker.paths import SourceFile, resolve_source
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
 from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.text import DocumentText
 
 
 @dataclass(frozen=True)
@@ -136,15 +137,9 @@ class Speculation:
             finally:
                 report.detach(doc)
             version = doc.version
-        if isinstance(answer, dict):
-            kind, column = "tactic", probes.probe_column(text, args.line, args.character)
-            cut = text.index_of(args.line, args.character)
-        else:
-            kind, column = "command", 0
-            cut = text.index_of(probes.command_boundary(text, args.line, args.character), 0)
-        return Snapshot(
-            source, version, text.text[:cut], kind, column, args.line, args.character
-        )
+        kind = "tactic" if isinstance(answer, dict) else "command"
+        prefix, column = _prefix_of(text, kind, args.line, args.character)
+        return Snapshot(source, version, prefix, kind, column, args.line, args.character)
 
     async def _live(
         self, session: LeanSession, source: SourceFile, handle_id: str, report: CallReport
@@ -167,11 +162,7 @@ class Speculation:
                 self.handles.retire(record.id, "sourceChanged")
                 raise stale("sourceChanged", record.id, "the source document changed")
             text = doc.text
-        if record.kind == "tactic":
-            cut = text.index_of(record.line, record.character)
-        else:
-            cut = text.index_of(probes.command_boundary(text, record.line, record.character), 0)
-        return text.text[:cut]
+        return _prefix_of(text, record.kind, record.line, record.character)[0]
 
     async def _probe(
         self,
@@ -225,3 +216,10 @@ class Speculation:
                 text=probes.accumulated(layout, len(snap.prefix)),
             )
         return result, record
+
+
+def _prefix_of(text: DocumentText, kind: str, line: int, character: int) -> tuple[str, int]:
+    if kind == "tactic":
+        return probes.tactic_prefix(text, line, character)
+    boundary = probes.command_boundary(text, line, character)
+    return text.text[: text.index_of(boundary, 0)], 0

@@ -127,3 +127,13 @@ def test_probe_in_a_file_whose_header_fails(servers: list[Server], project: Path
     assert result["success"] is False
     assert "Does" in result["messages"][0]["text"]
     assert result["messages"][0]["severity"] == "error"
+
+
+def test_probe_right_after_a_token(servers: list[Server], project: Path) -> None:
+    p = probe(servers, project)
+    after_tactic = p.at(2, len("  constructor"), "exact hp", tool="lean_run_at_handle")
+    assert after_tactic["success"] is True and targets(after_tactic) == ["q"]
+    # continuations align with the tactic block, not with the end of `constructor`
+    assert targets(p.with_(after_tactic["next_handle"], "exact hq")) == []
+    after_by = p.at(4, len("example (n : Nat) : n + 0 = n := by"), "simp")
+    assert after_by["success"] is True and targets(after_by) == []
