@@ -159,8 +159,16 @@ def _editable(dist: metadata.Distribution) -> bool:
 
 
 def _find(name: str, path: list[str] | None) -> metadata.Distribution:
-    for dist in metadata.distributions(name=name, path=path if path is not None else sys.path):
-        return dist
+    """The installed distribution `name`; a `.dist-info` wins over a stray `.egg-info`.
+
+    (A source checkout on `sys.path` may hold a stale `<name>.egg-info` from a build.)
+    """
+    found = list(metadata.distributions(name=name, path=path if path is not None else sys.path))
+    for dist in found:
+        if str(getattr(dist, "_path", "")).endswith(".dist-info"):
+            return dist
+    if found:
+        return found[0]
     raise BeamError(
         "missingDistribution",
         f"the distribution {name} that lean-beam needs is not installed in {sys.prefix}",

@@ -1,8 +1,8 @@
 """Killed installers, concurrent installers and a held lock, with real processes.
 
-The runtime that is current before the fault comes from the development checkout's own console
-script (an editable install: a different payload from the test venv's wheel), so the install
-that gets killed always stages a new runtime.
+Before each fault, `current` is a valid variant of the wheel's runtime (derived with
+`tests/runtime/trees.py`, one extra payload file) and the wheel's own runtime is gone, so the
+install that gets killed always stages a new runtime.
 """
 
 from __future__ import annotations
@@ -22,21 +22,7 @@ import pytest
 from beam_install.install import FAILPOINTS
 from beam_runtime.layout import STATE_ENTRIES
 from beam_runtime.records import full_problem
-from tests.support.installed import BeamHome, Result
-
-DEV_BIN = Path(sys.executable).parent
-
-
-def dev_install(beam: BeamHome, *args: str) -> str:
-    done = beam.run([str(DEV_BIN / "lean-beam"), "install", "--json", *args])
-    assert done.code == 0, done.stderr
-    return str(done.json()["runtime"]["id"])
-
-
-def planned_id(beam: BeamHome, *args: str) -> str:
-    done = beam.install("--dry-run", "--json", *args)
-    assert done.code == 0, done.stderr
-    return str(done.json()["runtime"]["id"])
+from tests.support.installed import BeamHome, Installed, Result, current_is_a_variant
 
 
 def current_identity(beam: BeamHome, root: Path) -> dict[str, object]:
@@ -60,13 +46,9 @@ def assert_clean_and_valid(root: Path, runtime_id: str) -> None:
 
 
 @pytest.fixture
-def prior(fresh_home: BeamHome) -> tuple[BeamHome, str, str]:
-    """A HOME whose default root's current is a development runtime; plus the wheel's id."""
-    prior_id = dev_install(fresh_home)
-    new_id = planned_id(fresh_home)
-    if new_id == prior_id:
-        pytest.skip("the development checkout and the wheel have identical payloads")
-    return fresh_home, prior_id, new_id
+def prior(installed_root: Installed) -> tuple[BeamHome, str, str]:
+    """A HOME whose current runtime differs from the wheel's, and the wheel's runtime id."""
+    return installed_root, *current_is_a_variant(installed_root)
 
 
 @pytest.mark.parametrize("step", FAILPOINTS)

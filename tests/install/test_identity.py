@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from beam_runtime.leases import lease_is_held
-from tests.support.installed import BeamHome, Installed, make_writable
+from tests.support.installed import BeamHome, Installed, current_is_a_variant, make_writable
 
-DEV_BIN = Path(sys.executable).parent
 INSTALLED_KEYS = [
     "schema", "name", "version", "runtime_id", "install_root", "runtime_dir", "beam_cli",
     "python", "mcp_protocol", "runtime_current", "runtime_error",
@@ -189,27 +188,30 @@ def test_version_mismatch_hint(installed_root: Installed) -> None:
     assert mcp.stderr == ""
 
 
-def test_install_never_delegates(fresh_home: BeamHome) -> None:
-    dev = fresh_home.run([str(DEV_BIN / "lean-beam"), "install", "--json"])
-    assert dev.code == 0, dev.stderr
-    dev_id = dev.json()["runtime"]["id"]
-    wheel = fresh_home.install("--json")
-    assert wheel.code == 0, wheel.stderr
-    body = wheel.json()
-    if body["runtime"]["id"] == dev_id:
-        pytest.skip("the development checkout and the wheel have identical payloads")
+def test_install_never_delegates(installed_root: Installed) -> None:
+    variant, original = current_is_a_variant(installed_root)
+    done = installed_root.install("--json")
+    assert done.code == 0, done.stderr
+    body = done.json()
+    # Delegating would have run the variant's code, which re-stages the variant (reused).
+    assert body["runtime"]["id"] == original
     assert body["runtime"]["action"] == "created"
-    assert body["current"] == {"from": dev_id, "to": body["runtime"]["id"], "changed": True}
+    assert body["current"] == {"from": variant, "to": original, "changed": True}
 
 
 def test_runtime_code_never_delegates(installed_root: Installed, tmp_path: Path) -> None:
     other = tmp_path / "other-root"
-    dev = installed_root.run([str(DEV_BIN / "lean-beam"), "install", "--install-root", str(other),
-                              "--bin-dir", str(tmp_path / "b"), "--json"])  # fmt: skip
-    assert dev.code == 0, dev.stderr
+    done = installed_root.install("--install-root", str(other), "--bin-dir", str(tmp_path / "b"))
+    assert done.code == 0, done.stderr
+    other_home = Installed(
+        installed_root.home, installed_root.venv, other, installed_root.runtime_id
+    )
+    variant, _ = current_is_a_variant(other_home)
+    assert os.readlink(other / "current") == f"versions/{variant}"
     body = identity(installed_root, [installed_root.launcher("lean-beam")],
                     BEAM_INSTALL_ROOT=str(other))  # fmt: skip
     assert body["runtime_id"] == installed_root.runtime_id
+    assert body["install_root"] == str(installed_root.root)
 
 
 def test_launcher_refuses_a_pruned_runtime(installed_root: Installed) -> None:

@@ -135,3 +135,23 @@ def make_writable(path: Path) -> None:
             full = os.path.join(current, name)
             if not os.path.islink(full):
                 os.chmod(full, os.stat(full).st_mode | 0o200)
+
+
+def current_is_a_variant(installed: Installed) -> tuple[str, str]:
+    """Make `current` a valid variant of the installed runtime and remove the original.
+
+    Returns (variant id, original id): the next `lean-beam install` from the test venv must stage
+    the original again. The variant comes from `tests.runtime.trees.clone_runtime`.
+    """
+    import shutil
+
+    from beam_install.current import switch_current
+    from tests.runtime.trees import clone_runtime
+
+    original = installed.runtime_id
+    variant = clone_runtime(
+        installed.root, original, variant="prior", created_at="2020-01-01T00:00:00Z"
+    )
+    switch_current(installed.root, variant)
+    shutil.rmtree(installed.runtime_dir)
+    return variant, original
