@@ -64,10 +64,10 @@ class BrokerBackend:
 
     def attach(self, group: TaskGroup) -> None:
         """The server's long-lived task group: session readers and the idle reaper run there."""
-        from beam_runtime.broker.channel import open_channel
+        from beam_runtime.lsp.client import LspClient
 
         self._group = group
-        self.manager = SessionManager(config_from(self.settings), partial(open_channel, group))
+        self.manager = SessionManager(config_from(self.settings), partial(LspClient.open_in, group))
         self.manager.session_observers.append(self.speculation.adopt)
         group.start_soon(self.manager.reap_idle)
         group.start_soon(self.speculation.scratch.reap_idle)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -18,19 +18,27 @@ from typing import Any
 import anyio
 
 from beam_runtime.broker import errors
-from beam_runtime.broker.channel import Channel, ChannelClosed, ChannelTimeout, ResponseError
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.launch import LaunchSpec
 from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source
 from beam_runtime.broker.versions import VersionStore, content_digest
+from beam_runtime.lsp.client import LspClient
+from beam_runtime.lsp.errors import (
+    CONTENT_MODIFIED,
+    REQUEST_CANCELLED,
+    WORKER_CRASHED,
+    WORKER_EXITED,
+    LspError,
+    RequestTimeout,
+    ResponseError,
+)
 
 LAKE_CONFIG_MARKER = "package configuration has errors"
-CONTENT_MODIFIED = -32801
-REQUEST_CANCELLED = -32800
-WORKER_EXITED = (-32901, -32902)
+STOP_GRACE_S = 1.0
 
-ChannelOpener = Callable[..., Any]
+# ``LspClient.open_in`` with the server's task group bound: (argv=, cwd=, env=, on_notification=)
+ChannelOpener = Callable[..., Awaitable[LspClient]]
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class LeanSession:
         self.launch = launch
         self.limits = limits
         self.versions = versions
-        self.channel: Channel | None = None
+        self.channel: LspClient | None = None
         self.documents: dict[str, OpenDocument] = {}
         self.by_uri: dict[str, OpenDocument] = {}
         self._locks: dict[str, anyio.Lock] = {}
@@ -118,17 +126,17 @@ class LeanSession:
             "capabilities": {"textDocument": {}, "workspace": {}, "window": {}},
             "initializationOptions": {},
         }
-        try:
-            await channel.request("initialize", params, self.limits.start_s)
-        except ChannelTimeout as exc:
+        try:  # ``initialized`` follows the answer at once (Lean insists on it)
+            await channel.initialize(params, self.limits.start_s)
+        except RequestTimeout as exc:
             await self.stop()
-            raise errors.timeout("sessionStart", exc.waited_ms, "starting Lean") from None
-        except (ChannelClosed, ResponseError) as exc:
-            tail = channel.stderr_tail()
+            raise errors.timeout("sessionStart", _ms(exc), "starting Lean") from None
+        except LspError as exc:
+            tail = channel.stderr.snapshot()
             await self.stop()
             raise self._start_failure(tail, str(exc)) from None
         await anyio.sleep(self.limits.config_grace_s)
-        tail = channel.stderr_tail()
+        tail = channel.stderr.snapshot()
         if any(LAKE_CONFIG_MARKER in line for line in tail):
             await self.stop()
             raise errors.runtime_setup(
@@ -139,7 +147,6 @@ class LeanSession:
                 detail="Lake fell back to a plain Lean server",
                 stderr_tail=tail,
             )
-        await channel.notify("initialized", {})
 
     def _start_failure(self, tail: list[str], detail: str) -> BrokerError:
         if any(LAKE_CONFIG_MARKER in line for line in tail):
@@ -156,7 +163,7 @@ class LeanSession:
         )
 
     async def stop(self) -> None:
-        """``shutdown``/``exit``, then the whole process tree is killed (by the channel)."""
+        """``shutdown``/``exit``, then the whole process tree is killed (by the client)."""
         self.closed = True
         channel, self.channel = self.channel, None
         for doc in self.documents.values():
@@ -165,15 +172,15 @@ class LeanSession:
             observer(self)
         if channel is not None:
             with anyio.CancelScope(shield=True):
-                await channel.aclose()
+                await channel.close(grace=STOP_GRACE_S)
 
-    def _require_channel(self) -> Channel:
+    def _require_channel(self) -> LspClient:
         if self.channel is None or self.closed:
             raise errors.worker_exited("the Lean session of this workspace was stopped")
         return self.channel
 
     def stderr_tail(self) -> list[str]:
-        return self.channel.stderr_tail() if self.channel is not None else []
+        return self.channel.stderr.snapshot() if self.channel is not None else []
 
     # -- traffic ---------------------------------------------------------------------------
 
@@ -207,17 +214,17 @@ class LeanSession:
         channel = self._require_channel()
         try:
             return await channel.request(method, params, timeout_s)
-        except ChannelTimeout as exc:
-            raise errors.timeout(phase, exc.waited_ms, f"{method} ({phase})") from None
-        except ChannelClosed as exc:
-            raise errors.worker_exited(
-                f"the Lean server exited during {method}: {exc.message}", exc.stderr_tail
-            ) from None
+        except RequestTimeout as exc:
+            raise errors.timeout(phase, _ms(exc), f"{method} ({phase})") from None
         except ResponseError as exc:
             raise self._map_response_error(method, params, exc) from None
+        except LspError as exc:  # the server exited, or its stream broke
+            raise errors.worker_exited(
+                f"the Lean server exited during {method}: {exc}", channel.stderr.snapshot()
+            ) from None
 
     def _map_response_error(self, method: str, params: Any, exc: ResponseError) -> BrokerError:
-        if exc.code in WORKER_EXITED:
+        if exc.code in (WORKER_EXITED, WORKER_CRASHED):
             doc = self._document_of(params)
             if doc is not None:
                 doc.on_crash()
@@ -324,3 +331,7 @@ class LeanSession:
             raise failure
         if doc.crashed:
             raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
+
+
+def _ms(exc: RequestTimeout) -> int:
+    return int(exc.timeout * 1000)

@@ -2,8 +2,10 @@
 
 Use ``LspClient.launch(...)`` as an async context manager: it starts the process (own session,
 stderr drained into a tail), runs the reader, and on exit shuts the server down and kills its
-whole descendant tree. Call ``initialize`` first; nothing else may be sent until it returned
-(``initialized`` is sent right after the response, with nothing in between).
+whole descendant tree. A client that must outlive the task opening it (one per workspace in the
+broker) comes from ``LspClient.open_in(group, ...)`` and ends with ``close()``. Call
+``initialize`` first; nothing else may be sent until it returned (``initialized`` is sent right
+after the response, with nothing in between).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 
 from beam_runtime.lsp import process
 from beam_runtime.lsp.errors import (
@@ -30,6 +33,7 @@ from beam_runtime.lsp.errors import (
 from beam_runtime.lsp.framing import FrameReader, encode_message
 
 NotificationHandler = Callable[[str, Any], None]
+STDERR_EOF_WAIT_S = 0.5
 ACKNOWLEDGED_SERVER_REQUESTS = frozenset(
     {
         "client/registerCapability",
@@ -113,6 +117,8 @@ class LspClient:
         self._phase = "new"
         self._exit_error: ServerExited | None = None
         self._exited = anyio.Event()
+        self._closed = anyio.Event()
+        self._stderr_done = anyio.Event()
         self.server_requests: list[tuple[str, Any]] = []
 
     # lifecycle
@@ -128,11 +134,14 @@ class LspClient:
         request_timeout: float = 60.0,
         stderr_lines: int = 64,
         track_interval: float = 0.5,
+        on_notification: NotificationHandler | None = None,
     ) -> AsyncIterator[LspClient]:
         """Start ``argv`` in ``cwd`` (the project root) and yield a client for it."""
         proc = process.spawn(argv, cwd, env)
         async with anyio.create_task_group() as tg:
             client = cls(proc, tg, request_timeout, stderr_lines)
+            if on_notification is not None:
+                client.add_notification_handler(None, on_notification)
             tg.start_soon(client._read_loop)
             tg.start_soon(client._drain_stderr)
             tg.start_soon(client._track_descendants, track_interval)
@@ -142,6 +151,61 @@ class LspClient:
                 with anyio.CancelScope(shield=True):
                     await client.close()
                 tg.cancel_scope.cancel()
+
+    @classmethod
+    async def open_in(
+        cls,
+        group: TaskGroup,
+        argv: Sequence[str],
+        *,
+        cwd: str | Path,
+        env: Mapping[str, str] | None = None,
+        on_notification: NotificationHandler | None = None,
+        request_timeout: float = 60.0,
+        stderr_lines: int = 64,
+    ) -> LspClient:
+        """Start ``argv`` in a task of the caller's long-lived ``group``; ``close()`` ends it.
+
+        The process is spawned on the event-loop thread (``PR_SET_PDEATHSIG`` follows the
+        thread that forks). ``on_notification`` sees every notification from the first one.
+        Spawn failures (``FileNotFoundError``, ``PermissionError``) are raised here.
+        """
+        client: LspClient = await group.start(
+            partial(
+                cls._hosted,
+                list(argv),
+                Path(cwd),
+                env,
+                on_notification,
+                request_timeout,
+                stderr_lines,
+            )
+        )
+        return client
+
+    @classmethod
+    async def _hosted(
+        cls,
+        argv: list[str],
+        cwd: Path,
+        env: Mapping[str, str] | None,
+        on_notification: NotificationHandler | None,
+        request_timeout: float,
+        stderr_lines: int,
+        *,
+        task_status: TaskStatus[LspClient],
+    ) -> None:
+        launch = cls.launch(
+            argv,
+            cwd=cwd,
+            env=env,
+            request_timeout=request_timeout,
+            stderr_lines=stderr_lines,
+            on_notification=on_notification,
+        )
+        async with launch as client:
+            task_status.started(client)
+            await client._closed.wait()
 
     @property
     def pid(self) -> int:
@@ -153,7 +217,7 @@ class LspClient:
 
     @property
     def alive(self) -> bool:
-        return not self._exited.is_set()
+        return not self._exited.is_set() and self._phase != "closed"
 
     @property
     def exit_error(self) -> ServerExited | None:
@@ -202,10 +266,14 @@ class LspClient:
             except LspError:
                 pass
         self._phase = "closed"
-        await anyio.to_thread.run_sync(process.kill_tree, self._proc)
-        self._fail_all(self._exit_error or ServerExited(self.returncode, self.stderr.snapshot()))
-        for stream in (self._stdin, self._stdout, self._stderr):
-            await stream.aclose()
+        try:
+            await anyio.to_thread.run_sync(process.kill_tree, self._proc)
+            error = self._exit_error or ServerExited(self.returncode, self.stderr.snapshot())
+            self._fail_all(error)
+            for stream in (self._stdin, self._stdout, self._stderr):
+                await stream.aclose()
+        finally:
+            self._closed.set()
 
     # sending
 
@@ -251,9 +319,14 @@ class LspClient:
             try:
                 await self._stdin.send(frame)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
-                raise self._exit_error or ServerExited(
-                    self.returncode, self.stderr.snapshot()
-                ) from error
+                raise await self._exit_failure() from error
+
+    async def _exit_failure(self) -> ServerExited:
+        """The error of a server found gone while writing, once its exit has been handled."""
+        if self._phase != "closed":  # the reader sees the end of stdout and records the exit
+            with anyio.move_on_after(STDERR_EOF_WAIT_S + 2.5):
+                await self._exited.wait()
+        return self._exit_error or ServerExited(self.returncode, self.stderr.snapshot())
 
     def _forget(self, request_id: int, send_cancel: bool) -> None:
         if self._pending.pop(request_id, None) is not None and send_cancel and self.alive:
@@ -332,6 +405,8 @@ class LspClient:
                 self.stderr.feed(await self._stderr.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
+        finally:
+            self._stderr_done.set()
 
     async def _track_descendants(self, interval: float) -> None:
         while self.alive:
@@ -342,6 +417,10 @@ class LspClient:
         with anyio.move_on_after(2):
             while self._proc.popen.poll() is None:
                 await anyio.sleep(0.02)
+        # Its last words (why it died) may still sit in the stderr pipe; a descendant that
+        # inherited stderr can hold it open, hence the bound.
+        with anyio.move_on_after(STDERR_EOF_WAIT_S):
+            await self._stderr_done.wait()
         error = ServerExited(self.returncode, self.stderr.snapshot())
         self._exit_error = error
         self._exited.set()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 
 from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
@@ -92,6 +93,14 @@ def last_diagnostics(recorder: Recorder, uri: str) -> list[dict[str, Any]]:
     publishes = recorder.of("textDocument/publishDiagnostics", uri)
     assert publishes, "no publishDiagnostics arrived"
     return list(publishes[-1]["diagnostics"])
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie counts: it runs no more code)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def make_project(tmp_path: Path) -> Path:

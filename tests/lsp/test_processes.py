@@ -13,16 +13,9 @@ import psutil
 import pytest
 
 from beam_runtime.lsp import messages
-from tests.lsp.harness import FAKE_LAKE, last_diagnostics, open_and_wait, session
+from tests.lsp.harness import FAKE_LAKE, gone, last_diagnostics, open_and_wait, session
 
 pytestmark = pytest.mark.anyio
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 async def _tree(client: object, project: Path, count: int) -> tuple[int, list[int]]:
@@ -41,7 +34,7 @@ async def test_close_kills_server_and_setsid_workers(project: Path) -> None:
         for worker in workers:
             assert os.getsid(worker) == worker, "fake workers must run in their own session"
         everything = [client.pid, server, *workers]
-    assert all(_gone(pid) for pid in everything)
+    assert all(gone(pid) for pid in everything)
 
 
 async def test_orphaned_workers_of_a_dead_server_are_killed(project: Path) -> None:
@@ -50,8 +43,8 @@ async def test_orphaned_workers_of_a_dead_server_are_killed(project: Path) -> No
         _, workers = await _tree(client, project, 2)
         await client.notify("textDocument/didOpen", messages.did_open(uri, 1, "#fake_die\n"))
         await client.wait_exited()
-        orphans = [pid for pid in workers if not _gone(pid)]
-    assert all(_gone(pid) for pid in workers), f"left behind: {orphans}"
+        orphans = [pid for pid in workers if not gone(pid)]
+    assert all(gone(pid) for pid in workers), f"left behind: {orphans}"
 
 
 async def test_lake_serve_tree_is_killed(project: Path) -> None:
@@ -61,7 +54,7 @@ async def test_lake_serve_tree_is_killed(project: Path) -> None:
         assert server != client.pid, "lake serve must run the server as a child"
         assert psutil.Process(server).ppid() == client.pid
         everything = [client.pid, server, *workers]
-    assert all(_gone(pid) for pid in everything)
+    assert all(gone(pid) for pid in everything)
 
 
 async def test_broken_lake_config_gives_header_errors(project: Path) -> None:
@@ -92,25 +85,40 @@ async def test_server_runs_in_its_own_session(project: Path) -> None:
         assert os.getsid(client.pid) == client.pid
 
 
-PARENT = """
-import sys, anyio
-from pathlib import Path
-from beam_runtime.lsp.client import LspClient
-
+LAUNCHED = """
 async def main():
     async with LspClient.launch([sys.argv[1], "60"], cwd=Path(sys.argv[2])) as client:
         print(client.pid, flush=True)
         await anyio.sleep(60)
-
+"""
+HOSTED = """
+async def main():  # the broker's way: a client hosted in a long-lived task group
+    async with anyio.create_task_group() as host:
+        client = await LspClient.open_in(host, [sys.argv[1], "60"], cwd=Path(sys.argv[2]))
+        print(client.pid, flush=True)
+        await anyio.sleep(60)
+"""
+PARENT = """
+import sys, anyio
+from pathlib import Path
+from beam_runtime.lsp.client import LspClient
+{main}
 anyio.run(main)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
-def test_server_dies_with_a_killed_parent(project: Path) -> None:
+@pytest.mark.parametrize("main", [LAUNCHED, HOSTED], ids=["launch", "open_in"])
+def test_server_dies_with_a_killed_parent(project: Path, main: str) -> None:
     parent = subprocess.Popen(
         # `sleep` ignores its stdin, so only the parent-death signal can end it early
-        [sys.executable, "-c", PARENT, shutil.which("sleep") or "/bin/sleep", str(project)],
+        [
+            sys.executable,
+            "-c",
+            PARENT.format(main=main),
+            shutil.which("sleep") or "/bin/sleep",
+            str(project),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
@@ -120,6 +128,6 @@ def test_server_dies_with_a_killed_parent(project: Path) -> None:
     parent.kill()
     parent.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while not _gone(server) and time.monotonic() < deadline:
+    while not gone(server) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _gone(server)
+    assert gone(server)
