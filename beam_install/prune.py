@@ -219,7 +219,9 @@ def _pause(env: Mapping[str, str], step: int, runtime_id: str) -> None:
     directory = env.get(PAUSE_DIR_VAR)
     if not directory:
         return
-    Path(directory, f"{step}.waiting").write_text(runtime_id)
+    staged = Path(directory, f".{step}.waiting.tmp")
+    staged.write_text(runtime_id)
+    os.replace(staged, Path(directory, f"{step}.waiting"))  # never seen half-written
     deadline = time.monotonic() + PAUSE_TIMEOUT_S
     while not Path(directory, f"{step}.go").exists():
         if time.monotonic() > deadline:
