@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,14 +27,54 @@ SHUTDOWN_GRACE_S = 5.0
 _BATCH = 256
 
 
-class AsyncOutbox:
-    """Queues output for the single writer task; order of `send` calls is order on stdout."""
+@dataclass
+class WriterState:
+    """Shared by the outbox and the writer task (both on the event-loop thread)."""
 
-    def __init__(self, stream: MemoryObjectSendStream[Item]) -> None:
+    fd: int
+    queued: int = 0  # items handed to the writer's stream and not yet taken
+    busy: bool = False  # the writer is writing a batch
+    broken: bool = False  # the client closed our stdout: output is discarded
+    idle: anyio.Event = field(default_factory=anyio.Event)  # set when nothing is queued
+
+
+class AsyncOutbox:
+    """Output in the order of `send` calls.
+
+    Notifications queue for the writer task, which batches them. A call that sent any
+    waits until they are written before its answer is queued too: the TypeScript SDK drops a
+    progress notification that arrives in one read with its answer. Any other message is
+    written at once from the loop thread when the writer is idle and the write cannot block
+    (`_fits`), which spares a task switch and a thread hop per answer.
+    """
+
+    def __init__(self, stream: MemoryObjectSendStream[Item], state: WriterState) -> None:
         self._stream = stream
+        self._state = state
+        self.direct = True
 
     def send(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        state = self._state
+        idle = not state.busy and not state.queued
+        if self.direct and idle and (state.broken or _fits(state.fd, data)):
+            _write_now(state, data)
+            if done is not None:
+                done()
+            return
+        self.queue(data, done)
+
+    def queue(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        state = self._state
+        if state.idle.is_set():
+            state.idle = anyio.Event()
+        state.queued += 1
         self._stream.send_nowait((data, done))
+
+    async def drained(self) -> None:
+        """Returns once everything queued so far has been written (or discarded)."""
+        state = self._state
+        while state.queued or state.busy:
+            await state.idle.wait()
 
 
 @dataclass
@@ -45,11 +86,12 @@ class Flight:
     finished: anyio.Event = field(default_factory=anyio.Event)
     answered: bool = False
     cancelled: bool = False
+    notified: bool = False  # a notification of this call was sent
 
 
 class AsyncServer:
     def __init__(self, server: Server, tg: TaskGroup,
-                 out: MemoryObjectSendStream[Item]) -> None:
+                 out: MemoryObjectSendStream[Item], state: WriterState) -> None:
         self.server = server
         self.router: Router = server.router
         self.settings = server.settings
@@ -58,7 +100,8 @@ class AsyncServer:
         self.flights: dict[tuple[str, RequestId], Flight] = {}
         self.fence: anyio.Event | None = None  # set when the latest drop finished
         self._backend: LeanBackend | None = None
-        self.router.outbox = AsyncOutbox(out)
+        self.outbox = AsyncOutbox(out, state)
+        self.router.outbox = self.outbox
         self.router.cancel_hook = self.cancel
         self.router.runtime_active = lambda: self._backend is not None and \
             self._backend.runtime_active()
@@ -115,7 +158,7 @@ class AsyncServer:
     async def run_drop(self, flight: Flight, earlier: list[anyio.Event],
                        fence: anyio.Event) -> None:
         try:
-            reporter = self.reporter(flight.call)
+            reporter = self.reporter(flight)
             reporter.progress("lean_drop_workspace: preparing workspace eviction")
             for event in earlier:
                 await event.wait()
@@ -124,7 +167,7 @@ class AsyncServer:
             fence.set()
 
     async def run_call(self, flight: Flight, fence: anyio.Event | None) -> None:
-        reporter = self.reporter(flight.call)
+        reporter = self.reporter(flight)
         with flight.scope:
             if fence is not None:
                 await fence.wait()
@@ -134,24 +177,32 @@ class AsyncServer:
     async def execute(self, flight: Flight, reporter: Reporter) -> None:
         call = flight.call
         ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
-        async with anyio.create_task_group() as timers:
-            if call.token is None:
-                timers.start_soon(self.status_timer, reporter)
-            content: dict[str, Any] | None = None
-            error: ToolError | None = None
-            try:
-                content = await self.backend.call(call.tool, call.arguments, ctx)
-            except ToolError as err:
-                error = err
-            except Exception as exc:  # a backend bug becomes a tool error, not a dead server
-                error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
-            timers.cancel_scope.cancel()
+        # The timer runs in the server's group, so the answer never waits for it to wind down.
+        timer = anyio.CancelScope()
+        if call.token is None:
+            self.tg.start_soon(self.status_timer, reporter, timer)
+        content: dict[str, Any] | None = None
+        error: ToolError | None = None
+        try:
+            content = await self.backend.call(call.tool, call.arguments, ctx)
+        except ToolError as err:
+            error = err
+        except Exception as exc:  # a backend bug becomes a tool error, not a dead server
+            error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
+        finally:
+            timer.cancel()
+        if flight.notified:
+            await self.outbox.drained()
         reporter.close()
         flight.answered = True
         if call.tool == "lean_drop_workspace" and error is None:
             self.router.stats.forget(call.root)
-        self.router.finish_call(call.request_id, call.tool, call.root, call.admitted,
-                                call.modern, content=content, error=error)
+        self.outbox.direct = not flight.notified
+        try:
+            self.router.finish_call(call.request_id, call.tool, call.root, call.admitted,
+                                    call.modern, content=content, error=error)
+        finally:
+            self.outbox.direct = True
         self.flights.pop(id_key(call.request_id), None)
         flight.finished.set()
 
@@ -167,17 +218,23 @@ class AsyncServer:
         self.router.release(call.request_id)()
         flight.finished.set()
 
-    def reporter(self, call: PendingCall) -> Reporter:
-        router = self.router
+    def reporter(self, flight: Flight) -> Reporter:
+        router, call = self.router, flight.call
         level: Callable[[], str | None] = (
             (lambda: call.log_level) if call.modern else (lambda: router.legacy_level)
         )
-        return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
-                        policy=LogPolicy(level), send=router.outbox.send, path=call.path)
 
-    async def status_timer(self, reporter: Reporter) -> None:
-        await anyio.sleep(self.settings.status_delay_ms / 1000)
-        reporter.status()
+        def send(data: bytes) -> None:
+            flight.notified = True
+            self.outbox.queue(data)
+
+        return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
+                        policy=LogPolicy(level), send=send, path=call.path)
+
+    async def status_timer(self, reporter: Reporter, scope: anyio.CancelScope) -> None:
+        with scope:
+            await anyio.sleep(self.settings.status_delay_ms / 1000)
+            reporter.status()  # a no-op once the call closed its reporter
 
     # ------------------------------------------------------------ shutdown
 
@@ -194,12 +251,11 @@ class AsyncServer:
                 await self._backend.aclose()
 
 
-async def writer(fd: int, stream: MemoryObjectReceiveStream[Item]) -> None:
-    """The only code that writes stdout in phase 2; batches whatever is queued.
+async def writer(state: WriterState, stream: MemoryObjectReceiveStream[Item]) -> None:
+    """Writes what `AsyncOutbox` queued, in batches, through a worker thread.
 
     When the client closed our stdout the output is discarded; input EOF still ends the run.
     """
-    broken = False
     async with stream:
         async for first in stream:
             batch = [first]
@@ -208,23 +264,51 @@ async def writer(fd: int, stream: MemoryObjectReceiveStream[Item]) -> None:
                     batch.append(stream.receive_nowait())
                 except anyio.WouldBlock:
                     break
+            state.queued -= len(batch)
+            state.busy = True
             data = b"".join(item[0] for item in batch)
-            if not broken:
+            if not state.broken:
                 try:
-                    await anyio.to_thread.run_sync(write_all, fd, data)
+                    await anyio.to_thread.run_sync(write_all, state.fd, data)
                 except OSError:
-                    broken = True
+                    state.broken = True
+            state.busy = False
             for _, done in batch:
                 if done is not None:
                     done()
+            if not state.queued:
+                state.idle.set()
+
+
+def _write_now(state: WriterState, data: bytes) -> None:
+    if state.broken:
+        return
+    try:
+        write_all(state.fd, data)
+    except OSError:
+        state.broken = True
+
+
+def _fits(fd: int, data: bytes) -> bool:
+    """Whether writing `data` cannot block the loop.
+
+    A pipe polled writable has a free page, so a write of at most `PIPE_BUF` bytes completes
+    at once; a larger write on a blocking descriptor might wait for the reader.
+    """
+    if len(data) > select.PIPE_BUF:
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(event & select.POLLOUT for _, event in poller.poll(0))
 
 
 async def _main(server: Server, first: PendingCall, rest: list[Any]) -> None:
     send, receive = anyio.create_memory_object_stream[Item](float("inf"))
+    state = WriterState(server.stdout_fd)
     async with anyio.create_task_group() as outer:
-        outer.start_soon(writer, server.stdout_fd, receive)
+        outer.start_soon(writer, state, receive)
         async with send, anyio.create_task_group() as tg:
-            node = AsyncServer(server, tg, send)
+            node = AsyncServer(server, tg, send, state)
             await node.pump(first, rest)
             await node.shutdown()
             tg.cancel_scope.cancel()

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.broker.fake import FAKE_CMD, FAST_FAKE  # noqa: E402
-from tests.mcp.helpers import Server, call, minimal_env, structured  # noqa: E402
+from tests.mcp.helpers import call, minimal_env, structured  # noqa: E402
 
 
 def _project(lines: int) -> Path:
@@ -82,6 +82,34 @@ class DirectLsp:
         self.proc.wait()
 
 
+class McpClient:
+    """``lean-beam-mcp`` over stdio with blocking reads, as the direct client reads the fake."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "beam_mcp", *args],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+        while True:  # skip notifications
+            reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == message["id"]:
+                return reply
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def direct_hover(root: Path, rounds: int) -> list[float]:
     lsp = DirectLsp(root)
     uri = (root / "Main.lean").as_uri()
@@ -110,7 +138,7 @@ def direct_hover(root: Path, rounds: int) -> list[float]:
     return times
 
 
-def mcp_hover(server: Server, root: Path, rounds: int) -> list[float]:
+def mcp_hover(server: McpClient, root: Path, rounds: int) -> list[float]:
     ws = {"workspace": {"root": str(root)}}
     version = structured(server.ask(call(1, "lean_sync", {**ws, "path": "Main.lean"})))["version"]
     args = {**ws, "path": "Main.lean", "version": version, "line": 0, "character": 4}
@@ -123,7 +151,28 @@ def mcp_hover(server: Server, root: Path, rounds: int) -> list[float]:
     return times
 
 
-def sync_big(server: Server, root: Path) -> tuple[float, float, dict[str, Any]]:
+def timed_calls(server: McpClient, tool: str, args: dict[str, Any], rounds: int) -> list[float]:
+    times = []
+    for rid in range(100_000, 100_000 + rounds):
+        start = time.perf_counter()
+        reply = server.ask(call(rid, tool, args))
+        times.append((time.perf_counter() - start) * 1000)
+        assert reply["result"]["isError"] is False, reply
+    return times
+
+
+def breakdown(server: McpClient, root: Path, rounds: int) -> dict[str, list[float]]:
+    """Medians that split the hover: no backend, backend without Lean, backend with Lean."""
+    ws = {"workspace": {"root": str(root)}}
+    return {
+        "beam_version (no backend)": timed_calls(server, "beam_version", {}, rounds),
+        "lean_update (file re-read, no Lean request)": timed_calls(
+            server, "lean_update", {**ws, "path": "Main.lean"}, rounds
+        ),
+    }
+
+
+def sync_big(server: McpClient, root: Path) -> tuple[float, float, dict[str, Any]]:
     ws = {"workspace": {"root": str(root)}}
     start = time.perf_counter()
     first = structured(
@@ -141,19 +190,26 @@ def sync_big(server: Server, root: Path) -> tuple[float, float, dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--no-sync", action="store_true", help="skip the 2,000-line sync")
     options = parser.parse_args()
     root = _project(2000)
     direct = direct_hover(root, options.rounds)
-    server = Server("--lean-cmd", FAKE_CMD, env=minimal_env(**FAST_FAKE))
+    server = McpClient("--lean-cmd", FAKE_CMD, env=minimal_env(**FAST_FAKE))
     try:
         through = mcp_hover(server, root, options.rounds)
-        cold, warm, first = sync_big(server, root)
+        parts = breakdown(server, root, options.rounds)
+        if not options.no_sync:
+            cold, warm, first = sync_big(server, root)
     finally:
         server.close()
     d50, m50 = statistics.median(direct), statistics.median(through)
     print(f"hover direct to the fake:  median {d50:.3f} ms  p90 {_p90(direct):.3f} ms")
     print(f"hover through lean-beam-mcp: median {m50:.3f} ms  p90 {_p90(through):.3f} ms")
     print(f"added at the median: {m50 - d50:.3f} ms (target < 1 ms)")
+    for name, values in parts.items():
+        print(f"{name}: median {statistics.median(values):.3f} ms")
+    if options.no_sync:
+        return
     print(
         f"lean_sync Big.lean (2,000 lines): first {cold:.1f} ms, unchanged re-sync {warm:.1f} ms,"
         f" diagnostics {first['diagnostics']['counts']['total']}"

@@ -102,8 +102,8 @@ class BrokerBackend:
 
             return feedback_report(args, ctx.root, manager, ctx)
         path = getattr(args, "path", None)
-        if isinstance(path, str):  # bad paths fail before any Lean process is started
-            read_source(resolve_source(ctx.root, path))
+        if isinstance(path, str) and not _rereads_first(tool, manager, ctx.root):
+            read_source(resolve_source(ctx.root, path))  # fail before Lean starts or changes
         async with manager.use(ctx.root) as session:
             if tool in SPECULATIVE:
                 return await self.speculation.call(session, tool, args, ctx)
@@ -119,6 +119,26 @@ class BrokerBackend:
         if self.manager is not None:
             with anyio.CancelScope(shield=True):
                 await self.manager.aclose()
+
+
+# Tools that resolve and re-read their file before sending Lean anything: with a live session
+# their own read reports a bad path, so checking it up front would only read the file twice.
+READ_BEFORE_LEAN = frozenset(
+    (
+        *queries.POSITION_METHODS,
+        "lean_update",
+        "lean_sync",
+        "lean_document_symbols",
+        "lean_goals",
+        "lean_todo",
+        "lean_code_action_resolve",
+    )
+)
+
+
+def _rereads_first(tool: str, manager: SessionManager, root: str) -> bool:
+    session = manager.cached(root)
+    return tool in READ_BEFORE_LEAN and session is not None and session.alive
 
 
 async def _run(session: Any, tool: str, args: Any, ctx: ToolContext) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote_from_bytes, unquote, urlparse
 
 from beam_runtime.broker.errors import BrokerError, invalid_input
 
@@ -26,7 +26,11 @@ class SourceFile:
 
 
 def path_to_uri(abs_path: str) -> str:
-    return Path(abs_path).as_uri()
+    """``Path(abs_path).as_uri()`` for an absolute POSIX path, without pathlib's cost per call."""
+    plain = os.sep == "/" and abs_path[:1] == "/" and abs_path[:2] != "//"
+    if not plain or os.path.normpath(abs_path) != abs_path:
+        return Path(abs_path).as_uri()
+    return "file://" + quote_from_bytes(os.fsencode(abs_path))
 
 
 def uri_to_path(uri: str) -> str | None:
@@ -45,6 +49,8 @@ def display_path(root: str, abs_path: str) -> str:
         return abs_path
     if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
         return abs_path
+    if os.sep == "/":
+        return rel  # relpath output is already normalized
     return PurePosixPath(*Path(rel).parts).as_posix()
 
 
