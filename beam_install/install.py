@@ -27,7 +27,7 @@ from beam_install.root import claim_root, inspect_root, prepare_state
 from beam_install.wrappers import Action, plan_links, plan_wrappers, write_links, write_wrappers
 from beam_runtime import layout
 from beam_runtime.errors import BeamError
-from beam_runtime.records import full_problem, structural_problem
+from beam_runtime.record_check import full_problem, structural_problem
 
 FAILPOINT_ENV = "BEAM_INSTALL_FAILPOINT"
 FAILPOINTS = (

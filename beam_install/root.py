@@ -12,11 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from beam_runtime import layout
 from beam_runtime.errors import BeamError
-from beam_runtime.records import Marker, load_marker
+from beam_runtime.record_check import load_marker
 
 RENAME_FIX = (
     "stop lean-beam clients, rename the whole install root aside (keep it) and run "
@@ -69,11 +67,11 @@ def _check_marker(root: Path) -> bool:
         )
     try:
         marker = load_marker(root)
-    except (OSError, ValueError, ValidationError) as exc:
+    except (OSError, ValueError) as exc:
         detail = str(exc).splitlines()[0]
         raise _refuse(f"install root marker {path} is invalid ({detail})", path) from None
-    if os.path.realpath(marker.root) != str(root):
-        raise _refuse(f"install root marker {path} names a different root: {marker.root}", path)
+    if os.path.realpath(marker["root"]) != str(root):
+        raise _refuse(f"install root marker {path} names a different root: {marker['root']}", path)
     return True
 
 
@@ -112,6 +110,8 @@ def claim_root(root: Path) -> None:
     marker = layout.marker_path(root)
     if os.path.lexists(marker):
         return
+    from beam_runtime.records import Marker  # pydantic: only when claiming a new root
+
     body = Marker.model_validate({"owner": "lean-beam", "schema": 1, "root": str(root)})
     tmp = layout.staging_dir(root) / f"marker-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as handle:

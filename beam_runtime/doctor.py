@@ -174,10 +174,10 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
             continue
         python = entry.manifest.python
         flags = ", ".join(entry.holders()) or "unused"
-        interpreter = Path(python.executable)
+        interpreter = Path(python["executable"])
         if interpreter.is_file() and os.access(interpreter, os.X_OK):
             report.add("runtimes", entry.name, OK,
-                       f"{flags}; Python {python.version} at {interpreter}")
+                       f"{flags}; Python {python['version']} at {interpreter}")
         else:
             fix = ("reinstall lean-beam with a working Python, then `lean-beam install`"
                    if entry.name == current else "lean-beam runtime prune --yes")

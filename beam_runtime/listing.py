@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from beam_runtime.layout import current_link, versions_dir
 
 if TYPE_CHECKING:
-    from beam_runtime.records import Manifest
+    from beam_runtime.record_check import ManifestRecord
     from beam_runtime.references import Reference, ReferenceIndex
 
 
@@ -26,7 +26,7 @@ class RuntimeEntry:
 
     name: str
     path: Path
-    manifest: Manifest | None
+    manifest: ManifestRecord | None
     invalid: str | None
     inode: tuple[int, int] | None  # (st_dev, st_ino) of the entry itself, to notice swaps
     current: bool = False
@@ -74,11 +74,11 @@ def inspect_entry(path: Path, marker_ok: bool | None = None) -> RuntimeEntry:
     """Structural validation of one `versions/` entry (no hashing).
 
     Fast path: with the root's marker known to be sound, a real directory whose manifest
-    validates and names this id is exactly what `records.structural_problem` accepts, so the
+    validates and names this id is exactly what `record_check.structural_problem` accepts, so the
     manifest is parsed once; anything else gets `structural_problem`'s own reason.
     """
     from beam_runtime.identity import marker_problem
-    from beam_runtime.records import load_manifest, structural_problem
+    from beam_runtime.record_check import load_manifest, structural_problem
 
     try:
         info = os.lstat(path)

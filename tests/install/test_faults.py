@@ -21,7 +21,7 @@ import pytest
 
 from beam_install.install import FAILPOINTS
 from beam_runtime.layout import STATE_ENTRIES
-from beam_runtime.records import full_problem
+from beam_runtime.record_check import full_problem
 from tests.support.installed import BeamHome, Installed, Result, current_is_a_variant
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from beam_runtime.records import load_manifest
+from beam_runtime.record_check import load_manifest
 from tests.runtime.clienv import dev_command, run
 from tests.runtime.conftest import Installed, write_codex
 from tests.runtime.trees import clone_runtime

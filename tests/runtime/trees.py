@@ -23,8 +23,7 @@ from pathlib import Path
 
 from beam_install import staging
 from beam_runtime import layout
-from beam_runtime.records import (
-    Manifest,
+from beam_runtime.record_check import (
     file_mode_tag,
     file_sha256,
     hash_line,
@@ -32,6 +31,7 @@ from beam_runtime.records import (
     payload_sha256,
     runtime_id_for,
 )
+from beam_runtime.records import Manifest
 
 VARIANT = "site/lean_beam_test_variant.txt"
 
