@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def switch_current(
 
     `before_replace` runs between creating the new link and the rename (a test failpoint).
     """
-    tmp = root / f"{layout.CURRENT_TMP_PREFIX}{secrets.token_hex(4)}"
+    tmp = root / f"{layout.CURRENT_TMP_PREFIX}{os.urandom(4).hex()}"
     os.symlink(f"versions/{runtime_id}", tmp)
     if before_replace is not None:
         before_replace()

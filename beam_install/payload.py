@@ -30,7 +30,7 @@ from packaging.version import Version
 from beam_runtime import identity
 from beam_runtime.entry import ENTRY_POINTS
 from beam_runtime.errors import BeamError
-from beam_runtime.records import file_mode_tag, file_sha256, hash_line, payload_sha256
+from beam_runtime.record_check import file_mode_tag, file_sha256, hash_line, payload_sha256
 from beam_runtime.version import NAME
 
 PACKAGES = ("beam_install", "beam_runtime", "beam_mcp")
@@ -40,11 +40,16 @@ BYTECODE_SUFFIX = f".{sys.implementation.cache_tag}.pyc"
 
 @dataclass(frozen=True)
 class PayloadFile:
-    """One hashed file of the runtime: copied from `source` or written from `content`."""
+    """One hashed file of the runtime: copied from `source` or written from `content`.
+
+    `size` comes from the one `stat` made while collecting (paths stay strings: pathlib costs
+    more than the hashing on a reinstall's ~600 files).
+    """
 
     relpath: str
     executable: bool
-    source: Path | None = None
+    size: int
+    source: str | None = None
     content: bytes | None = None
 
     def digest(self) -> str:
@@ -55,12 +60,6 @@ class PayloadFile:
         assert self.source is not None
         return file_sha256(self.source)
 
-    def size(self) -> int:
-        if self.content is not None:
-            return len(self.content)
-        assert self.source is not None
-        return self.source.stat().st_size
-
 
 @dataclass
 class Payload:
@@ -70,7 +69,7 @@ class Payload:
     python: dict[str, str]
     created_by: str
     files: list[PayloadFile]
-    bytecode: list[tuple[str, Path]] = field(default_factory=list)
+    bytecode: list[tuple[str, str]] = field(default_factory=list)
     distributions: list[str] = field(default_factory=list)
     sha256: str = ""
     total_bytes: int = 0
@@ -210,35 +209,53 @@ class _Collector:
 
     def __init__(self) -> None:
         self.files: dict[str, PayloadFile] = {}
-        self.bytecode: dict[str, Path] = {}
+        self.bytecode: dict[str, str] = {}
 
-    def add(self, relpath: str, source: Path) -> None:
-        if "__pycache__" in relpath.split("/"):
-            if relpath.endswith(BYTECODE_SUFFIX) and source.is_file():
-                self.bytecode.setdefault(relpath, source)
-            return
-        if relpath.endswith((".pyc", ".pyo")):
-            return
-        info = source.stat()
+    def add(self, relpath: str, source: str) -> bool:
+        """Add one file; False when `source` does not exist."""
+        bytecode = "/__pycache__/" in relpath
+        if not bytecode and relpath.endswith((".pyc", ".pyo")):
+            return True
+        try:
+            info = os.stat(source)
+        except FileNotFoundError:
+            return False
         if not stat.S_ISREG(info.st_mode):
-            return
+            return True
+        if bytecode:
+            if relpath.endswith(BYTECODE_SUFFIX):
+                self.bytecode.setdefault(relpath, source)
+            return True
         executable = file_mode_tag(info.st_mode) == "755"
-        self.files.setdefault(relpath, PayloadFile(relpath, executable, source=source))
+        item = PayloadFile(relpath, executable, info.st_size, source=source)
+        self.files.setdefault(relpath, item)
+        return True
 
-    def add_tree(self, prefix: str, directory: Path) -> None:
+    def add_tree(self, prefix: str, directory: str) -> None:
         for current, dirnames, filenames in os.walk(directory):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel = Path(current).relative_to(directory).as_posix()
+            rel = os.path.relpath(current, directory).replace(os.sep, "/")
             for name in filenames:
                 if name.startswith("."):
                     continue
                 inner = name if rel == "." else f"{rel}/{name}"
-                self.add(f"{prefix}/{inner}", Path(current, name))
+                self.add(f"{prefix}/{inner}", os.path.join(current, name))
+
+
+def _recorded_paths(dist: metadata.Distribution) -> list[str] | None:
+    """The posix paths a distribution lists (RECORD read directly: faster than `dist.files`)."""
+    text = dist.read_text("RECORD")
+    if text is None:
+        files = dist.files
+        return None if files is None else [entry.as_posix() for entry in files]
+    import csv
+
+    return [row[0] for row in csv.reader(text.splitlines()) if row]
 
 
 def _add_distribution(collect: _Collector, found: Found, own: bool) -> None:
     dist, name = found.dist, found.name
-    files = dist.files
+    files = _recorded_paths(dist)
     if files is None:
         raise BeamError(
             "incompleteDistribution",
@@ -254,34 +271,29 @@ def _add_distribution(collect: _Collector, found: Found, own: bool) -> None:
             f"install {name} normally (not with -e) in this environment, then rerun",
             {"distribution": name},
         )
-    site = Path(str(dist.locate_file("")))
+    site = str(dist.locate_file(""))
     for entry in files:
-        parts = entry.parts
-        if not parts or parts[0] == "..":
+        parts = entry.split("/")
+        if not entry or parts[0] == "..":
             continue
         in_dist_info = parts[0].endswith(".dist-info")
         if in_dist_info and parts[-1] in DIST_INFO_SKIPPED:
             continue
         if editable and not in_dist_info:
             continue  # the editable hooks; the packages themselves come from their directories
-        source = site / entry
-        if not source.exists():
-            if "__pycache__" in parts:
-                continue
+        source = os.path.join(site, entry)
+        if not collect.add(f"site/{entry}", source) and "__pycache__" not in parts:
             raise BeamError(
                 "incompleteDistribution",
                 f"{name} lists {entry} but the file is missing: {source}",
                 f"reinstall {name}",
-                {"distribution": name, "path": str(source)},
+                {"distribution": name, "path": source},
             )
-        collect.add(f"site/{entry.as_posix()}", source)
     if editable:
         for package in PACKAGES:
             spec = importlib.util.find_spec(package)
             if spec is not None and spec.submodule_search_locations:
-                collect.add_tree(
-                    f"site/{package}", Path(next(iter(spec.submodule_search_locations)))
-                )
+                collect.add_tree(f"site/{package}", next(iter(spec.submodule_search_locations)))
 
 
 def _collect_environment(path: list[str] | None) -> tuple[_Collector, list[str]]:
@@ -295,14 +307,15 @@ def _collect_environment(path: list[str] | None) -> tuple[_Collector, list[str]]
 
 def _collect_runtime(runtime_dir: str) -> tuple[_Collector, list[str]]:
     collect = _Collector()
-    collect.add_tree("site", Path(runtime_dir) / "site")
+    collect.add_tree("site", os.path.join(runtime_dir, "site"))
     return collect, [f"{NAME} (from runtime {os.path.basename(runtime_dir)})"]
 
 
 def _launchers(python: str) -> list[PayloadFile]:
     return [
-        PayloadFile(f"bin/{command}", True, content=launcher_text(python, command))
+        PayloadFile(f"bin/{command}", True, len(text), content=text)
         for command in ENTRY_POINTS
+        for text in [launcher_text(python, command)]
     ]
 
 
@@ -312,7 +325,7 @@ def hash_payload(files: Iterable[PayloadFile]) -> tuple[str, int]:
     total = 0
     for item in files:
         lines.append(hash_line(item.digest(), "755" if item.executable else "644", item.relpath))
-        total += item.size()
+        total += item.size
     return payload_sha256(lines), total
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import secrets
 import shutil
 import stat
 import time
@@ -295,7 +294,7 @@ def remove_runtime(
         if reason is not None:
             return reason
         trash.mkdir(parents=True, exist_ok=True)
-        target = trash / f"{entry.name}.{secrets.token_hex(8)}"
+        target = trash / f"{entry.name}.{os.urandom(8).hex()}"
         os.rename(entry.path, target)
         lease_path(root, entry.name).unlink(missing_ok=True)
     # it is out of versions/ already; if deleting fails, the next prune or install clears it

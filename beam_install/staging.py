@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import compileall
 import os
-import secrets
 import shutil
 import stat
 import sys
@@ -19,15 +18,14 @@ from pathlib import Path
 from beam_install.manifest_writer import write_manifest
 from beam_install.payload import Payload, PayloadFile
 from beam_runtime import layout
-from beam_runtime.records import Manifest
 
 READ_ONLY_FILE = 0o444
 READ_ONLY_EXECUTABLE = 0o555
 
 
-def _copy(source: Path, target: Path) -> None:
+def _copy(source: str, target: Path) -> None:
     shutil.copyfile(source, target)
-    info = source.stat()
+    info = os.stat(source)
     # Same mtime as the source, so the bytecode copied next to it stays valid.
     os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
 
@@ -58,7 +56,7 @@ def _write_file(tree: _Tree, item: PayloadFile) -> None:
 
 
 def new_stage(root: Path, runtime_id: str) -> Path:
-    stage = layout.staging_dir(root) / f"{runtime_id}.{secrets.token_hex(4)}"
+    stage = layout.staging_dir(root) / f"{runtime_id}.{os.urandom(4).hex()}"
     stage.mkdir(mode=0o755)
     return stage
 
@@ -93,12 +91,11 @@ def _flush_filesystem(path: Path) -> None:
     os.sync()
 
 
-def seal_stage(stage: Path, payload: Payload) -> Manifest:
+def seal_stage(stage: Path, payload: Payload) -> None:
     """Write the manifest last, drop write bits, and flush everything to disk."""
-    manifest = write_manifest(stage, payload)
+    write_manifest(stage, payload)
     make_read_only(stage)
     _flush_filesystem(stage)
-    return manifest
 
 
 def make_read_only(tree: Path) -> None:

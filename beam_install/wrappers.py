@@ -9,7 +9,6 @@ clients pass. A user-bin link is a symlink to the wrapper. Nothing unmanaged is 
 from __future__ import annotations
 
 import os
-import secrets
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +87,7 @@ def plan_wrappers(root: Path) -> list[Action]:
 
 
 def _replace_file(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.urandom(4).hex()}")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()
@@ -153,6 +152,6 @@ def write_links(root: Path, bin_dir: Path, actions: list[Action]) -> None:
         bin_dir.mkdir(parents=True, exist_ok=True)
     for action in actions:
         if action.action == "created":
-            tmp = bin_dir / f".{action.name}.tmp-{secrets.token_hex(4)}"
+            tmp = bin_dir / f".{action.name}.tmp-{os.urandom(4).hex()}"
             os.symlink(layout.bin_dir(root) / action.name, tmp)
             os.replace(tmp, action.path)
