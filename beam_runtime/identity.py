@@ -64,14 +64,51 @@ def locate_runtime() -> RuntimeLocation | None:
     return RuntimeLocation(runtime.parent.parent, runtime.name, runtime)
 
 
-def _load_json(path: str) -> tuple[Any, str | None]:
+class _ScanContext:
+    """What `_json.make_scanner` reads from a `JSONDecoder`, without importing `json`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return float(name.replace("Infinity", "inf"))
+
+
+_BLANK = " \t\n\r"
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads` for the start-up path: `import json` pulls in `re` (10-20 ms).
+
+    CPython's C scanner parses well-formed input exactly as `json.loads` would; anything it does
+    not accept (and any interpreter without it) goes to `json.loads`, which then decides and
+    raises its usual ValueError.
+    """
+    try:
+        from _json import make_scanner
+
+        scan = make_scanner(_ScanContext)  # type: ignore[arg-type]
+        start = len(text) - len(text.lstrip(_BLANK))
+        value, end = scan(text, start)
+        if not text[end:].strip(_BLANK):
+            return value
+    except Exception:  # the C scanner reports its errors through `json`: let it decide
+        pass
     import json
 
+    return json.loads(text)
+
+
+def _load_json(path: str) -> tuple[Any, str | None]:
     if os.path.islink(path) or not os.path.isfile(path):
         return None, "not a regular file"
     try:
         with open(path, "rb") as handle:
-            return json.loads(handle.read()), None
+            return parse_json(handle.read().decode("utf-8")), None
     except (OSError, ValueError) as exc:
         return None, f"unreadable: {exc.__class__.__name__}"
 

@@ -4,29 +4,29 @@ The launcher script starts the recorded interpreter with `-I -S -B`, puts only t
 `site/` on `sys.path` and calls `main` here with the runtime directory it found from its own real
 path. `main` takes the runtime's lease, then runs the command's entry point with the user's
 arguments. It never delegates anywhere else.
+
+Every process of a runtime starts here, so this module and what it imports stay stdlib-light
+(no pathlib, typing or BeamError: `--version` through a launcher costs little more than Python).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from pathlib import Path
 
-from beam_runtime.errors import BeamError
-from beam_runtime.layout import COMMANDS, ROOT_ENV, launcher_path
-from beam_runtime.leases import hold_lease
+from beam_runtime.layout import COMMANDS, ROOT_ENV
+from beam_runtime.leases import LeaseRefused, acquire_shared
 
 
-def command_argv(runtime_dir: Path, command: str, user_args: list[str]) -> list[str]:
+def command_argv(runtime_dir: str, command: str, user_args: list[str]) -> list[str]:
     """`sys.argv` for the entry point.
 
     lean-beam-mcp gets its own runtime's beam-cli before the user's arguments, so a `--beam-cli`
     given by the user comes later and wins.
     """
-    argv = [str(launcher_path(runtime_dir, command))]
+    argv = [os.path.join(runtime_dir, "bin", command)]
     if command == "lean-beam-mcp":
-        argv += ["--beam-cli", str(launcher_path(runtime_dir, COMMANDS[2]))]
+        argv += ["--beam-cli", os.path.join(runtime_dir, "bin", COMMANDS[2])]
     return argv + user_args
 
 
@@ -35,16 +35,17 @@ def main(runtime_dir: str, command: str, entry: str) -> None:
 
     `sys.argv` is `["-c", <launcher path>, *user args]` when this is called.
     """
-    runtime = Path(runtime_dir)
+    runtime_dir = str(runtime_dir)
+    root = os.path.dirname(os.path.dirname(runtime_dir))
     try:
         # The descriptor stays open for the life of the process: that is the lease.
-        hold_lease(runtime.parent.parent, runtime.name)
-        if not runtime.is_dir():
-            raise BeamError("runtimePruned", "runtime was pruned; restart", "restart the client")
-    except BeamError as error:
-        sys.stderr.write(f"{command}: {error.message}\n")
+        acquire_shared(root, os.path.basename(runtime_dir))
+    except LeaseRefused as refusal:
+        sys.stderr.write(f"{command}: {refusal.message}\n")
         raise SystemExit(1) from None
-    os.environ.setdefault(ROOT_ENV, str(runtime.parent.parent))
-    sys.argv = command_argv(runtime, command, sys.argv[2:])
+    os.environ.setdefault(ROOT_ENV, root)
+    sys.argv = command_argv(runtime_dir, command, sys.argv[2:])
     module_name, function = entry.split(":")
+    import importlib
+
     raise SystemExit(getattr(importlib.import_module(module_name), function)())

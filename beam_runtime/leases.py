@@ -4,46 +4,125 @@ Every process started by a runtime's launcher holds `flock(LOCK_SH)` on
 `<root>/state/leases/<id>.lease` for its whole life. Prune takes `LOCK_EX` on the same file from
 its final re-check until the runtime has been renamed to trash, so a runtime is never removed
 under a live process and a process never starts on a runtime being removed.
+
+`LOCK_EX` is also how anyone learns whether a lease is held (`lease_is_held`, used by `runtime
+list`, prune's plan and doctor): that probe holds it for a moment. So a process that finds the
+lease locked does not conclude "pruned" at once: it retries for up to `LEASE_WAIT_S`, and it is
+pruned only when its directory has left `versions/<id>` (prune renames it while holding the
+lock). Stdlib only and import-light: every launcher runs this before anything else.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-from pathlib import Path
 
-from beam_runtime.errors import BeamError
-from beam_runtime.layout import lease_path
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from beam_runtime.errors import BeamError
+
+LEASE_WAIT_S = 2.0
 
 
-def _pruned(runtime_id: str, why: str) -> BeamError:
+class LeaseRefused(Exception):
+    """The runtime was pruned (`pruned`), or prune held its lease for longer than allowed."""
+
+    def __init__(self, message: str, *, pruned: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.pruned = pruned
+
+
+def lease_file(root: str, runtime_id: str) -> str:
+    return os.path.join(root, "state", "leases", f"{runtime_id}.lease")
+
+
+def _published(root: str, runtime_id: str) -> bool:
+    """True while `versions/<id>` is still a real directory (prune renames it away)."""
+    path = os.path.join(root, "versions", runtime_id)
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _lock_shared(fd: int, root: str, runtime_id: str, wait_s: float) -> None:
+    """flock(LOCK_SH), retried while a probe or prune holds LOCK_EX; raises `LeaseRefused`."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    delay = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if not _published(root, runtime_id):
+            raise LeaseRefused(f"runtime {runtime_id} was pruned; restart", pruned=True)
+        if time.monotonic() >= deadline:
+            raise LeaseRefused(
+                f"runtime {runtime_id} is being pruned (its lease has been held exclusively "
+                f"for over {wait_s:g} s); retry, or restart if it was removed",
+                pruned=False,
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def acquire_shared(root: str, runtime_id: str, wait_s: float = LEASE_WAIT_S) -> int:
+    """Take this runtime's shared lease and return its descriptor; raises `LeaseRefused`.
+
+    The lease lasts as long as the descriptor stays open: keep it for the life of the process
+    (flock locks belong to the open file, so a probe from this same process also sees it held).
+    """
+    path = lease_file(root, runtime_id)
+    for _attempt in range(3):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise LeaseRefused(
+                f"runtime {runtime_id} was pruned; restart ({path} is missing)", pruned=True
+            ) from None
+        try:
+            _lock_shared(fd, root, runtime_id, wait_s)
+        except LeaseRefused:
+            os.close(fd)
+            raise
+        if not _published(root, runtime_id):
+            os.close(fd)
+            raise LeaseRefused(f"runtime {runtime_id} was pruned; restart", pruned=True)
+        if _same_file(fd, path):
+            return fd
+        # Pruned and installed again between our open and our lock: lock the new lease file.
+        os.close(fd)
+    raise LeaseRefused(f"runtime {runtime_id} keeps being replaced; restart", pruned=True)
+
+
+def _refused(runtime_id: str, refusal: LeaseRefused) -> BeamError:
+    from beam_runtime.errors import BeamError
+
     return BeamError(
-        "runtimePruned",
-        f"runtime {runtime_id} was pruned; restart ({why})",
+        "runtimePruned" if refusal.pruned else "runtimeBusy",
+        refusal.message,
         "restart the MCP client or rerun the command through <root>/bin",
         {"runtime_id": runtime_id},
     )
 
 
 def hold_lease(root: Path, runtime_id: str) -> int:
-    """Take this runtime's shared lease and return its descriptor.
-
-    The lease lasts as long as the descriptor stays open: keep it for the life of the process
-    (flock locks belong to the open file, so a probe from this same process also sees it held).
-
-    Raises `BeamError(runtimePruned)` when the lease file is gone or prune holds it exclusively.
-    """
-    path = str(lease_path(root, runtime_id))
+    """`acquire_shared` for callers that report `BeamError`s (`runtimePruned`, `runtimeBusy`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise _pruned(runtime_id, f"{path} is missing") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise _pruned(runtime_id, "prune holds its lease") from None
-    return fd
+        return acquire_shared(str(root), runtime_id)
+    except LeaseRefused as refusal:
+        raise _refused(runtime_id, refusal) from None
 
 
 def lease_is_held(root: Path, runtime_id: str) -> bool:
@@ -51,7 +130,7 @@ def lease_is_held(root: Path, runtime_id: str) -> bool:
 
     A missing lease file means nobody can hold it: False.
     """
-    path = str(lease_path(root, runtime_id))
+    path = lease_file(str(root), runtime_id)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:

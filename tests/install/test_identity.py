@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from beam_runtime.leases import lease_is_held
 from tests.support.installed import BeamHome, Installed, current_is_a_variant, make_writable
 
 INSTALLED_KEYS = [
@@ -212,53 +208,3 @@ def test_runtime_code_never_delegates(installed_root: Installed, tmp_path: Path)
                     BEAM_INSTALL_ROOT=str(other))  # fmt: skip
     assert body["runtime_id"] == installed_root.runtime_id
     assert body["install_root"] == str(installed_root.root)
-
-
-def test_launcher_refuses_a_pruned_runtime(installed_root: Installed) -> None:
-    lease = installed_root.root / "state" / "leases" / f"{installed_root.runtime_id}.lease"
-    lease.unlink()
-    done = installed_root.run([installed_root.launcher("lean-beam"), "--version"])
-    assert done.code == 1
-    assert "was pruned; restart" in done.stderr
-    assert done.stdout == ""
-
-
-EXCLUSIVE = """
-import fcntl, os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("held", flush=True)
-sys.stdin.read()
-"""
-
-
-def test_launcher_refuses_while_prune_holds_the_lease(installed_root: Installed) -> None:
-    lease = installed_root.root / "state" / "leases" / f"{installed_root.runtime_id}.lease"
-    holder = subprocess.Popen([sys.executable, "-c", EXCLUSIVE, str(lease)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        done = installed_root.run([installed_root.wrapper("beam-cli"), "--version"])
-        assert done.code == 1
-        assert "was pruned; restart" in done.stderr
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
-
-
-def test_running_server_holds_its_lease(installed_root: Installed) -> None:
-    root, runtime_id = installed_root.root, installed_root.runtime_id
-    assert not lease_is_held(root, runtime_id)
-    server = subprocess.Popen([installed_root.wrapper("lean-beam-mcp")], env=installed_root.env(),
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while not lease_is_held(root, runtime_id):
-            assert server.poll() is None, server.communicate()
-            assert time.monotonic() < deadline, "the server never took its lease"
-            time.sleep(0.05)
-    finally:
-        server.communicate(timeout=30)
-    assert not lease_is_held(root, runtime_id)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from beam_runtime import record_check, records
+from beam_runtime import identity, record_check, records
 from beam_runtime.layout import MANIFEST_NAME, MARKER_NAME
 from beam_runtime.records_schema import MANIFEST, MARKER
 
@@ -217,3 +217,23 @@ def test_structural_check_agrees_with_pydantic(tmp_path: Path, case: str) -> Non
     problem = record_check.structural_problem(runtime)
     assert (problem is None) == pydantic_structural_ok(runtime), problem
     assert (problem is None) == (case == "sound"), problem
+
+
+EXTRA_JSON = [b' {"a": [1, 2.5e3, null, true, "\\u00e9"]} ', b"NaN", b"[1, 2", b"{} {}"]
+
+
+@pytest.mark.parametrize("raw", [*RAW_CORPUS, *EXTRA_JSON])
+def test_start_up_json_parser_matches_json(raw: bytes) -> None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    try:
+        expected: Any = json.loads(text)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: Any = identity.parse_json(text)
+    except ValueError:
+        got = ValueError
+    assert repr(got) == repr(expected)
