@@ -19,6 +19,13 @@ def lake_version_line() -> str:
 
 
 def main(argv: list[str]) -> int:
+    mode = os.environ.get("FAKE_LAKE_MODE", "ok")
+    if mode == "fail":  # a broken toolchain: every command fails
+        sys.stderr.write("error: fake lake was told to fail (FAKE_LAKE_MODE=fail)\n")
+        return 1
+    if mode == "hang":  # a toolchain that never answers: every command blocks
+        time.sleep(3600)
+        return 1
     args = [arg for arg in argv if not arg.startswith("+")] if argv[:1] != ["build"] else argv
     if not args or args[0] in ("--version", "-V"):
         print(lake_version_line())

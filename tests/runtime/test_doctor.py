@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tests.fake_toolchain import install_fake_elan
 from tests.runtime.clienv import dev_command, run
 from tests.runtime.conftest import Installed, write_codex
 from tests.runtime.trees import clone_runtime
+from tests.support.toolchain import install_fake_elan
 
 
 def project(path: Path, toolchain: str = "leanprover/lean4:v4.24.0") -> Path:

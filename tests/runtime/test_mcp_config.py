@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from beam_runtime.lsp.framing import encode_message, parse_header
 from beam_runtime.toolchain import TOOLCHAIN_FLOOR
-from tests.fake_toolchain import FAKE_BIN, install_fake_elan
 from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
+from tests.support.toolchain import FAKE_BIN, install_fake_elan
 
 BEAM_CLI = dev_command("beam-cli")
 
@@ -58,11 +60,26 @@ def test_lean_cmd_runs_from_the_short_path(home: Path, tmp_path: Path) -> None:
     project = make_project(tmp_path / "proj")
     config = mcp_config(home, project, "mcp-config").json()
     env = {**client_env(home), **config["env"]}
-    done = subprocess.run(
-        config["lean_cmd"], input="ping\n", env=env, cwd=config["root"],
-        capture_output=True, text=True, timeout=30, check=False,
-    )
-    assert done.returncode == 0 and done.stdout == "ping\n"
+    # `lake serve` of the fake toolchain is a real language server: answer `initialize`.
+    server = subprocess.Popen(config["lean_cmd"], env=env, cwd=config["root"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"processId": None, "rootUri": None, "capabilities": {}}}  # fmt: skip
+        server.stdin.write(encode_message(request))
+        server.stdin.flush()
+        header = b""
+        while not header.endswith(b"\r\n\r\n"):
+            byte = server.stdout.read(1)
+            assert byte, server.stderr.read() if server.stderr else ""
+            header += byte
+        answer = json.loads(server.stdout.read(parse_header(header[:-4])))
+    finally:
+        server.kill()
+        server.communicate(timeout=30)
+    assert answer["id"] == 1 and "capabilities" in answer["result"]
 
 
 def test_walks_up_from_a_subdirectory(home: Path, tmp_path: Path) -> None:
