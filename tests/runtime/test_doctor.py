@@ -121,3 +121,63 @@ def test_missing_current_and_not_installed(installed: Installed, tmp_path: Path)
                  env, cwd=tmp_path)
     assert result.code == 1 and "does not exist" in result.stdout
     assert "fix: lean-beam install" in result.stdout
+
+
+def set_interpreter(runtime: Path, executable: str) -> None:
+    """Point a runtime's manifest at another interpreter (the manifest is not payload-hashed)."""
+    manifest = runtime / "manifest.json"
+    body = json.loads(manifest.read_text())
+    body["python"]["executable"] = executable
+    os.chmod(manifest, 0o644)
+    manifest.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    os.chmod(manifest, 0o444)
+
+
+def test_missing_interpreter_fails_with_the_right_fix(installed: Installed, tmp_path: Path) -> None:
+    root = installed.root
+    old = clone_runtime(root, installed.runtime_id, variant="gc", created_at="2020-01-01T00:00:00Z")
+    gone = str(tmp_path / "nix" / "store" / "python3.11")  # e.g. after a Nix garbage collection
+    set_interpreter(root / "versions" / old, gone)
+    code, report = doctor(installed, tmp_path)
+    assert code == 1
+    check = find(report, old)
+    assert check["status"] == "fail"
+    assert gone in check["detail"] and "is gone" in check["detail"]
+    assert check["fix"] == "lean-beam runtime prune --yes"
+    assert find(report, installed.runtime_id)["status"] == "ok"
+    # the current runtime's interpreter gone: the fix is a reinstall, not a prune
+    set_interpreter(root / "versions" / installed.runtime_id, gone)
+    code, report = doctor(installed, tmp_path)
+    current = find(report, installed.runtime_id)
+    assert code == 1 and current["status"] == "fail"
+    assert "lean-beam install" in current["fix"] and "prune" not in current["fix"]
+
+
+def dev_doctor(installed: Installed, cwd: Path, **extra: str) -> tuple[int, dict[str, Any]]:
+    """doctor from the development copy, so it runs even when the installed runtime cannot."""
+    env = installed.env(BEAM_NO_DELEGATE="1", **extra)
+    result = run([dev_command("lean-beam"), "doctor", "--json", "--install-root",
+                  str(installed.root)], env, cwd=cwd)  # fmt: skip
+    assert result.stdout, result.stderr
+    return result.code, json.loads(result.stdout)
+
+
+def test_failing_self_check_is_reported_with_its_output(installed: Installed,
+                                                        tmp_path: Path) -> None:  # fmt: skip
+    # Without its lease file the runtime's launchers refuse to start: the round trip fails.
+    (installed.root / "state" / "leases" / f"{installed.runtime_id}.lease").unlink()
+    code, report = dev_doctor(installed, tmp_path)
+    check = find(report, "self-check")
+    assert code == 1 and check["status"] == "fail"
+    assert "exited 1" in check["detail"] and "was pruned; restart" in check["detail"]
+    assert "--self-check" in check["fix"]
+
+
+def test_self_check_that_does_not_answer_in_time_fails(installed: Installed,
+                                                       tmp_path: Path) -> None:  # fmt: skip
+    # 1 ms: no Python process can even start in that time, so the bound always trips.
+    code, report = dev_doctor(installed, tmp_path, BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S="0.001")
+    check = find(report, "self-check")
+    assert code == 1 and check["status"] == "fail"
+    assert check["detail"] == "no answer within 0.001 s"
+    assert "--self-check" in check["fix"]
