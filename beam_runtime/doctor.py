@@ -348,11 +348,9 @@ def check_mcp(report: DoctorReport, root: Path, cwd: Path, env: Mapping[str, str
 
 
 def _self_check_timeout(env: Mapping[str, str]) -> float:
-    try:
-        value = float(env.get(SELF_CHECK_TIMEOUT_VAR, SELF_CHECK_TIMEOUT_S))
-    except ValueError:
-        return SELF_CHECK_TIMEOUT_S
-    return value if value > 0 else SELF_CHECK_TIMEOUT_S
+    from beam_runtime.toolchain import seconds_from_env
+
+    return seconds_from_env(env, SELF_CHECK_TIMEOUT_VAR, SELF_CHECK_TIMEOUT_S)
 
 
 # ---- all together -------------------------------------------------------------------------

@@ -172,13 +172,18 @@ def classify_toolchain(spec: str) -> ToolchainSpec:
     return ToolchainSpec(spec, kind, None, warning)
 
 
+def seconds_from_env(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number of seconds from `env[name]`; `default` when unset or not usable."""
+    try:
+        value = float(env.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
 def probe_timeout(env: Mapping[str, str]) -> float:
     """Bound on one toolchain probe; `BEAM_TOOLCHAIN_PROBE_TIMEOUT_S` overrides the default."""
-    try:
-        value = float(env.get(PROBE_TIMEOUT_VAR, PROBE_TIMEOUT_S))
-    except ValueError:
-        return PROBE_TIMEOUT_S
-    return value if value > 0 else PROBE_TIMEOUT_S
+    return seconds_from_env(env, PROBE_TIMEOUT_VAR, PROBE_TIMEOUT_S)
 
 
 def run_probe(

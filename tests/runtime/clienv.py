@@ -11,20 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.installed import SHORT_PATH, client_env
+
+__all__ = ["SHORT_PATH", "Run", "client_env", "dev_command", "run"]
+
 VENV_BIN = Path(sys.executable).parent
-SHORT_PATH = "/usr/bin:/bin"
-
-
-def client_env(home: Path, path: str = SHORT_PATH, **extra: str) -> dict[str, str]:
-    return {
-        "HOME": str(home),
-        "PATH": path,
-        "USER": "tester",
-        "SHELL": "/bin/sh",
-        "TERM": "dumb",
-        "LOGNAME": "tester",
-        **extra,
-    }
 
 
 @dataclass

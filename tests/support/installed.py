@@ -17,12 +17,12 @@ from typing import Any
 SHORT_PATH = "/usr/bin:/bin"
 
 
-def client_env(home: Path, **extra: str) -> dict[str, str]:
-    """The bare environment MCP clients pass, plus `extra`."""
+def client_env(home: Path, path: str = SHORT_PATH, **extra: str) -> dict[str, str]:
+    """The bare environment MCP clients pass (`path` as PATH), plus `extra`."""
     user = os.environ.get("USER", "root")
     env = {
         "HOME": str(home),
-        "PATH": SHORT_PATH,
+        "PATH": path,
         "USER": user,
         "SHELL": "/bin/sh",
         "TERM": "dumb",
