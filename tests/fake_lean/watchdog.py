@@ -47,6 +47,10 @@ class Pending:
     method: str
     uri: str | None
     answered: bool = False
+    # The document and its snapshot when the request was read: an edit or close that came
+    # after the request is judged against these, whenever the request's thread gets to run.
+    doc: Document | None = None
+    snap: Snapshot | None = None
 
 
 class Server:
@@ -286,6 +290,8 @@ class Server:
         uri = _request_uri(params)
         pending = Pending(request_id, method, uri)
         with self.cond:
+            pending.doc = self.docs.get(uri) if uri is not None else None
+            pending.snap = pending.doc.snap if pending.doc is not None else None
             self.pending[_key(request_id)] = pending
         thread = threading.Thread(target=self._serve, args=(pending, params), daemon=True)
         thread.start()
@@ -331,16 +337,21 @@ class Server:
             self.answer_error(pending, REQUEST_CANCELLED, "")
 
     def document(self, pending: Pending) -> Document:
-        uri = pending.uri or ""
-        doc = self.docs.get(uri)
-        if doc is None:
+        """The document the request was sent to (it may have been closed since)."""
+        if pending.doc is None:
+            uri = pending.uri or ""
             raise RpcError(CONTENT_MODIFIED, f"Cannot process request to closed file '{uri}'")
-        return doc
+        return pending.doc
 
     def wait_for(self, pending: Pending, doc: Document, ready: Any) -> Snapshot:
-        """Block until ``ready(snapshot)`` holds for the document's current snapshot."""
+        """Block until ``ready(snapshot)`` holds for the document's current snapshot.
+
+        In the legacy edit mode a request still waiting when a newer version arrived fails with
+        "File changed."; one whose snapshot was ready before that is answered from it.
+        """
         with self.cond:
-            start_gen = doc.gen
+            arrival = pending.snap if doc is pending.doc else None
+            start_gen = doc.gen if arrival is None else arrival.gen
             while True:
                 if pending.answered:
                     raise Abandoned()
@@ -351,6 +362,8 @@ class Server:
                 if doc.crashed is None:
                     snap = doc.snap
                     if snap.gen != start_gen and self.settings.edit_mode == "legacy":
+                        if arrival is not None and _answerable(arrival, ready):
+                            return arrival
                         raise RpcError(CONTENT_MODIFIED, "File changed.")
                     if snap.fatal or ready(snap):
                         return snap
@@ -410,6 +423,10 @@ class Server:
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
+
+
+def _answerable(snap: Snapshot, ready: Any) -> bool:
+    return not snap.crashed and (snap.fatal or bool(ready(snap)))
 
 
 def _key(request_id: Any) -> str:
