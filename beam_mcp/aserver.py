@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import select
+import stat
+import struct
+import termios
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
 
 Item = tuple[bytes, Callable[[], None] | None]
 SHUTDOWN_GRACE_S = 5.0
+DELIVERY_WAIT_S = 5.0  # how long an answer waits for the client to read earlier notifications
 _BATCH = 256
 
 
@@ -36,6 +42,21 @@ class WriterState:
     busy: bool = False  # the writer is writing a batch
     broken: bool = False  # the client closed our stdout: output is discarded
     idle: anyio.Event = field(default_factory=anyio.Event)  # set when nothing is queued
+    # How to ask the kernel for the bytes the client has not read yet: FIONREAD on a pipe,
+    # SIOCOUTQ on a socket (Node's child_process gives its children socket pairs); else none.
+    unread_query: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        try:
+            mode = os.fstat(self.fd).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISFIFO(mode):
+            self.unread_query = termios.FIONREAD
+        elif stat.S_ISSOCK(mode):
+            self.unread_query = getattr(termios, "TIOCOUTQ", None)  # SIOCOUTQ on Linux
+        else:
+            self.unread_query = None
 
 
 class AsyncOutbox:
@@ -75,6 +96,22 @@ class AsyncOutbox:
         state = self._state
         while state.queued or state.busy:
             await state.idle.wait()
+
+    async def delivered(self) -> None:
+        """Returns once the client has read everything written so far (bounded).
+
+        The TypeScript SDK handles a notification one microtask after the read that brought it
+        but an answer at once, so a progress notification read together with its call's answer
+        finds its handler gone and is dropped. Written is not read: on a busy machine the client
+        may take both in one read, so the answer waits until nothing is left unread.
+        """
+        state = self._state
+        query = state.unread_query
+        if query is None or state.broken:
+            return
+        with anyio.move_on_after(DELIVERY_WAIT_S):
+            while _unread(state.fd, query):
+                await anyio.sleep(0.0005)
 
 
 @dataclass
@@ -193,6 +230,7 @@ class AsyncServer:
             timer.cancel()
         if flight.notified:
             await self.outbox.drained()
+            await self.outbox.delivered()
         reporter.close()
         flight.answered = True
         if call.tool == "lean_drop_workspace" and error is None:
@@ -300,6 +338,16 @@ def _fits(fd: int, data: bytes) -> bool:
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     return any(event & select.POLLOUT for _, event in poller.poll(0))
+
+
+def _unread(fd: int, query: int) -> int:
+    """Bytes written to `fd` that its reader has not taken yet (0 if unknown)."""
+    try:
+        raw = fcntl.ioctl(fd, query, b"\0\0\0\0")
+    except OSError:
+        return 0
+    count: int = struct.unpack("i", raw)[0]
+    return count
 
 
 async def _main(server: Server, first: PendingCall, rest: list[Any]) -> None:
