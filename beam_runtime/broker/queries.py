@@ -20,6 +20,7 @@ from beam_runtime.broker.paths import resolve_source
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
+from beam_runtime.lsp import messages
 
 POSITION_METHODS = {
     "lean_hover": "textDocument/hover",
@@ -54,7 +55,7 @@ async def ask(session: LeanSession, method: str, params: Any) -> Any:
 
 def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
     doc.text.check_position(line, character)
-    return {"textDocument": {"uri": doc.uri}, "position": {"line": line, "character": character}}
+    return messages.position(doc.uri, line, character)
 
 
 async def position_tool(session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:

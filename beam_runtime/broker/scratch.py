@@ -28,6 +28,7 @@ from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.paths import SourceFile, path_to_uri
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.versions import content_digest
+from beam_runtime.lsp import messages
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,10 @@ class ScratchDocument:
         mirror.new_version(mirror.version + 1, data, content_digest(data))
         if not self.opened:
             self.opened = True
-            item = {"uri": self.uri, "languageId": "lean", "version": mirror.version, "text": text}
-            await self.session.notify("textDocument/didOpen", {"textDocument": item})
+            opening = messages.did_open(self.uri, mirror.version, text)
+            await self.session.notify("textDocument/didOpen", opening)
         else:
-            change = {
-                "textDocument": {"uri": self.uri, "version": mirror.version},
-                "contentChanges": [{"text": text}],
-            }
+            change = messages.did_change_full(self.uri, mirror.version, text)
             await self.session.notify("textDocument/didChange", change)
         await self.session.barrier(mirror)
         return mirror
@@ -83,9 +81,7 @@ class ScratchDocument:
         self.session.uri_observers.pop(self.uri, None)
         if self.opened and self.session.alive:
             with anyio.CancelScope(shield=True):
-                await self.session.notify(
-                    "textDocument/didClose", {"textDocument": {"uri": self.uri}}
-                )
+                await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
 
 @dataclass(eq=False)

@@ -23,6 +23,7 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.launch import LaunchSpec
 from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source
 from beam_runtime.broker.versions import VersionStore, content_digest
+from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
 from beam_runtime.lsp.errors import (
     CONTENT_MODIFIED,
@@ -264,29 +265,20 @@ class LeanSession:
             doc = OpenDocument(source, version, data, digest)
             self.documents[source.abs_path] = doc
             self.by_uri[source.uri] = doc
-            params = {
-                "textDocument": {
-                    "uri": source.uri,
-                    "languageId": "lean",
-                    "version": version,
-                    "text": doc.text.text,
-                }
-            }
             self._source_replaced(source.abs_path, version)
-            await channel.notify("textDocument/didOpen", params)
+            await channel.notify(
+                "textDocument/didOpen", messages.did_open(source.uri, version, doc.text.text)
+            )
             return doc, True
         changed = doc.digest != digest
         if not changed and not doc.crashed:
             return doc, False
         doc.new_version(self.versions.next_version(source.abs_path), data, digest)
         self._source_replaced(source.abs_path, doc.version)
-        change = {
-            "textDocument": {"uri": doc.uri, "version": doc.version},
-            "contentChanges": [{"text": doc.text.text}],
-        }
+        change = messages.did_change_full(doc.uri, doc.version, doc.text.text)
         await channel.notify("textDocument/didChange", change)
         if changed:
-            await channel.notify("textDocument/didSave", {"textDocument": {"uri": doc.uri}})
+            await channel.notify("textDocument/didSave", messages.did_save(doc.uri))
         return doc, changed
 
     async def close_document(self, source: SourceFile) -> bool:
@@ -297,9 +289,8 @@ class LeanSession:
         doc.on_crash()
         self._source_replaced(source.abs_path, None)
         if self.alive:
-            await self._require_channel().notify(
-                "textDocument/didClose", {"textDocument": {"uri": doc.uri}}
-            )
+            closing = messages.did_close(doc.uri)
+            await self._require_channel().notify("textDocument/didClose", closing)
         return True
 
     async def barrier(self, doc: OpenDocument) -> None:
@@ -308,7 +299,7 @@ class LeanSession:
         ``waitForDiagnostics`` answers once the version is fully reported; a fatal header
         (final ``kind: 2``) also ends the wait, as Lean may never get further.
         """
-        params = {"uri": doc.uri, "version": doc.version}
+        params = messages.wait_for_diagnostics(doc.uri, doc.version)
         failure: BrokerError | None = None
         async with anyio.create_task_group() as group:
 

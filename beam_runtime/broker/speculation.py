@@ -23,6 +23,7 @@ from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.text import DocumentText
+from beam_runtime.lsp import messages
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,7 @@ class Speculation:
             try:
                 answer = await session.request(
                     "$/lean/plainGoal",
-                    {
-                        "textDocument": {"uri": doc.uri},
-                        "position": {"line": args.line, "character": args.character},
-                    },
+                    messages.position(doc.uri, args.line, args.character),
                     phase="probe",
                     timeout_s=session.limits.barrier_s,
                 )
@@ -186,10 +184,7 @@ class Speculation:
                 if snap.kind == "tactic" and not mirror.progress.fatal:
                     goals = await session.request(
                         "$/lean/plainGoal",
-                        {
-                            "textDocument": {"uri": scratch.uri},
-                            "position": {"line": layout.end[0], "character": layout.end[1]},
-                        },
+                        messages.position(scratch.uri, layout.end[0], layout.end[1]),
                         phase="probe",
                         timeout_s=session.limits.navigation_s,
                     )

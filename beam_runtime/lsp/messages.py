@@ -1,7 +1,9 @@
-"""Builders for the params the broker sends; standard shapes go through lsprotocol.
+"""Builders for the params the broker sends (the one implementation of each shape).
 
-Lean's own extensions (``dependencyBuildMode``, ``capabilities.lean``, ``waitForDiagnostics``,
-``$/lean/plainGoal``) are plain dicts: lsprotocol has no types for them and drops their fields.
+``initialize`` goes through lsprotocol. The document notifications are plain dicts: they are
+built on every edit, and their shapes are small and fixed. Lean's own extensions
+(``dependencyBuildMode``, ``capabilities.lean``, ``waitForDiagnostics``, ``$/lean/plainGoal``)
+are plain dicts too: lsprotocol has no types for them and drops their fields.
 """
 
 from __future__ import annotations
@@ -47,15 +49,8 @@ def initialize_params(
 
 
 def did_open(uri: str, version: int, text: str, build_mode: str | None = None) -> dict[str, Any]:
-    from lsprotocol import types
-
-    params = _unstructure(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="lean4", version=version, text=text
-            )
-        )
-    )
+    item = {"uri": uri, "languageId": "lean4", "version": version, "text": text}
+    params: dict[str, Any] = {"textDocument": item}
     if build_mode is not None:
         params["dependencyBuildMode"] = build_mode
     return params
