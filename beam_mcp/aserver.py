@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import select
@@ -157,14 +158,35 @@ class AsyncServer:
     # ------------------------------------------------------------ input
 
     async def pump(self, first: PendingCall, rest: list[Any]) -> None:
+        """Feeds input batches to the router until the end of input or a signal.
+
+        The reader thread wakes the loop itself after each batch (`Inbox.on_put`); the
+        callback sets whichever event is current when it runs on the loop, and the loop
+        empties the inbox before it waits again, so no batch is left behind.
+        """
         self.admit(first)
         self.feed(rest)
-        while True:
-            item = await anyio.to_thread.run_sync(self.server.next_batch, abandon_on_cancel=True)
-            if self.server.is_end(item):
-                return
-            if not self.server.is_wake(item):
-                self.feed(item)
+        inbox = self.server.inbox
+        loop = asyncio.get_running_loop()
+        arrived = anyio.Event()
+
+        def wake() -> None:  # on the loop: the event current at that moment
+            arrived.set()
+
+        def on_put() -> None:  # in the reader thread or a signal handler
+            loop.call_soon_threadsafe(wake)
+
+        inbox.on_put = on_put
+        try:
+            while True:
+                arrived = anyio.Event()
+                while (item := inbox.get_nowait()) is not None:
+                    if self.server.is_end(item):
+                        return
+                    self.feed(item)
+                await arrived.wait()
+        finally:
+            inbox.on_put = None
 
     def feed(self, lines: list[bytes | RpcError]) -> None:
         for line in lines:
@@ -360,7 +382,6 @@ async def _main(server: Server, first: PendingCall, rest: list[Any]) -> None:
             await node.pump(first, rest)
             await node.shutdown()
             tg.cancel_scope.cancel()
-        server.wake()  # releases a pump thread still waiting for input
 
 
 def run_async(server: Server, pending: tuple[PendingCall, list[Any]]) -> None:

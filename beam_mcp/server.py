@@ -30,14 +30,42 @@ from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RpcError, decode, error_m
 _CHUNK = 1 << 16
 _EOF = object()
 _SIGNAL = object()
-_WAKE = object()
 _SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
+class Inbox:
+    """Batches of lines and end markers, from the reader thread (or a signal handler).
+
+    Phase 1 blocks in `get`. Phase 2 sets `on_put` to a callback that wakes the event loop
+    directly (`call_soon_threadsafe`), so a line reaches the loop with one thread hop.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.on_put: Callable[[], None] | None = None
+
+    def put(self, item: Any) -> None:
+        self._queue.put(item)  # SimpleQueue.put may be called from a signal handler
+        wake = self.on_put
+        if wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                wake()
+
+    def get(self) -> Any:
+        return self._queue.get()
+
+    def get_nowait(self) -> Any:
+        """The next item, or None when there is none."""
+        try:
+            return self._queue.get_nowait()
+        except queue.Empty:
+            return None
 
 
 class LineReader:
     """The one thread that reads stdin; splits it into lines and queues them in batches."""
 
-    def __init__(self, fd: int, inbox: queue.SimpleQueue[Any]) -> None:
+    def __init__(self, fd: int, inbox: Inbox) -> None:
         self._fd = fd
         self._inbox = inbox
         self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
@@ -111,7 +139,7 @@ class Server:
     def __init__(self, settings: Settings, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
         self.settings = settings
         self.stdout_fd = stdout_fd
-        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.inbox = Inbox()
         self.reader = LineReader(stdin_fd, self.inbox)
         self.router = Router(settings, SyncOutbox(stdout_fd))
 
@@ -135,7 +163,6 @@ class Server:
                 signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        # SimpleQueue.put is safe to call from a signal handler.
         self.inbox.put(_SIGNAL)
 
     def _sync_phase(self) -> tuple[PendingCall, list[bytes | RpcError]] | None:
@@ -143,24 +170,11 @@ class Server:
             item = self.inbox.get()
             if item is _EOF or item is _SIGNAL:
                 return None
-            if item is _WAKE:
-                continue
             for index, line in enumerate(item):
                 pending = handle_line(self.router, line)
                 if pending is not None:
                     return pending, item[index + 1:]
 
-    def next_batch(self) -> Any:
-        """Blocking: the next batch of lines, or an end marker. Runs in a worker thread."""
-        return self.inbox.get()
-
-    def wake(self) -> None:
-        self.inbox.put(_WAKE)
-
     @staticmethod
     def is_end(item: Any) -> bool:
         return item is _EOF or item is _SIGNAL
-
-    @staticmethod
-    def is_wake(item: Any) -> bool:
-        return item is _WAKE
