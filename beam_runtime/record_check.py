@@ -69,36 +69,45 @@ def _object_problem(schema: dict[str, Any], value: dict[str, Any], where: str) -
     return None
 
 
+_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "const", "enum", "minimum",
+    "maximum", "pattern",
+})  # fmt: skip
+
+
 def schema_problem(schema: dict[str, Any], value: Any, where: str = "") -> str | None:
     """The first way `value` breaks `schema`, or None.
 
     Supports the keywords `records_schema.py` uses: type, properties, required,
     additionalProperties, const, enum, minimum, maximum, pattern. Anything else is an error.
     """
-    label = where.rstrip(".") or "value"
-    unknown = set(schema) - {
-        "type", "properties", "required", "additionalProperties", "const", "enum", "minimum",
-        "maximum", "pattern",
-    }  # fmt: skip
-    if unknown:
-        raise NotImplementedError(f"unsupported JSON Schema keywords: {sorted(unknown)}")
+    if not _KEYWORDS.issuperset(schema):
+        unknown = sorted(set(schema) - _KEYWORDS)
+        raise NotImplementedError(f"unsupported JSON Schema keywords: {unknown}")
+    problem = _value_problem(schema, value)
+    if problem is not None:
+        return f"{where.rstrip('.') or 'value'}: {problem}"
+    if isinstance(value, dict):
+        return _object_problem(schema, value, where)
+    return None
+
+
+def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
     expected = schema.get("type")
     if expected is not None and not _type_ok(expected, value):
-        return f"{label}: expected {expected}, got {type(value).__name__}"
+        return f"expected {expected}, got {type(value).__name__}"
     if "const" in schema and (
         type(value) is not type(schema["const"]) or value != schema["const"]
     ):
-        return f"{label}: must be {schema['const']!r}"
+        return f"must be {schema['const']!r}"
     if "enum" in schema and value not in schema["enum"]:
-        return f"{label}: must be one of {', '.join(map(str, schema['enum']))}"
+        return f"must be one of {', '.join(map(str, schema['enum']))}"
     if "minimum" in schema and value < schema["minimum"]:
-        return f"{label}: must be at least {schema['minimum']}"
+        return f"must be at least {schema['minimum']}"
     if "maximum" in schema and value > schema["maximum"]:
-        return f"{label}: must be at most {schema['maximum']}"
+        return f"must be at most {schema['maximum']}"
     if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
-        return f"{label}: does not match {schema['pattern']}"
-    if isinstance(value, dict):
-        return _object_problem(schema, value, where)
+        return f"does not match {schema['pattern']}"
     return None
 
 
