@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -59,13 +60,20 @@ def main() -> None:
         console = [timed([lean_beam, "--version"], delegated_env)[0] for _ in range(runs)]
         direct = [timed([launcher, "--version"], delegated_env)[0] for _ in range(runs)]
     ms = 1000
-    print(f"fresh install        median {statistics.median(fresh):.3f} s  ({args.runs} runs)")
-    print(f"identical reinstall  median {statistics.median(again):.3f} s  ({args.runs} runs)")
-    print(f"launcher --version   median {statistics.median(direct) * ms:.1f} ms ({runs} runs)")
-    print(f"console --version    median {statistics.median(console) * ms:.1f} ms ({runs} runs)")
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    for label, times, unit in (
+        ("fresh install", fresh, "s"),
+        ("identical reinstall", again, "s"),
+        ("launcher --version", direct, "ms"),
+        ("console --version", console, "ms"),
+    ):
+        scale = ms if unit == "ms" else 1
+        print(f"{label:<20} median {statistics.median(times) * scale:.3f} {unit}  "
+              f"min {min(times) * scale:.3f} {unit}  ({len(times)} runs)")
     overhead = (statistics.median(console) - statistics.median(direct)) * ms
-    print(f"delegation overhead  {overhead:.1f} ms")
-
+    floor = (min(console) - min(direct)) * ms
+    print(f"delegation overhead  {overhead:.1f} ms (medians), {floor:.1f} ms (minima)")
 
 if __name__ == "__main__":
     main()
