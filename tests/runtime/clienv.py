@@ -7,25 +7,18 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.installed import SHORT_PATH, client_env
+from tests.support.installed import SHORT_PATH, Result, client_env
 
 __all__ = ["SHORT_PATH", "Run", "client_env", "dev_command", "run"]
 
 VENV_BIN = Path(sys.executable).parent
 
 
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
+class Run(Result):
+    """A finished command; `error()` is stricter than `Result.error()`."""
 
     def error(self) -> dict[str, Any]:
         """The single `{"error": {...}}` object a failing --json command writes on stderr."""
