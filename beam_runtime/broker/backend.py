@@ -1,7 +1,7 @@
 """The broker as the MCP server's Lean backend (``beam_mcp.backend.LeanBackend``).
 
 ``create_backend(settings)`` is looked up by ``beam_mcp.backend``. Tool errors raised inside the
-broker (``BrokerError``) leave here as ``beam_mcp.errors.ToolError``.
+broker are ``BrokerError``s, a kind of ``beam_mcp.errors.ToolError``, reported as they stand.
 """
 
 from __future__ import annotations
@@ -77,15 +77,7 @@ class BrokerBackend:
             raise BrokerError("internalError", "the Lean broker was not attached to the server")
         return self.manager
 
-    async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
-        from beam_mcp.errors import ToolError
-
-        try:
-            return await self._dispatch(tool, arguments, ctx)
-        except BrokerError as error:
-            raise ToolError(error.code, error.message, error.data) from None
-
-    async def _dispatch(self, tool: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, tool: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
         manager = self._manager()
         if tool == "lean_drop_workspace":
             dropped, handles = await manager.drop(ctx.root)

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from beam_mcp.errors import ToolError
 from beam_runtime.errors import BeamError
 
 
-class BrokerError(Exception):
-    """A tool error: ``code`` is one of the tools.md codes (``invalidInput``, ``timeout``...)."""
-
-    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            body["data"] = self.data
-        return body
+class BrokerError(ToolError):
+    """A tool error raised inside the broker; the MCP server reports it as it stands."""
 
     def __repr__(self) -> str:
         return f"BrokerError({self.code!r}, {self.message!r})"
