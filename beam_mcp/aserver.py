@@ -236,10 +236,11 @@ class AsyncServer:
     async def execute(self, flight: Flight, reporter: Reporter) -> None:
         call = flight.call
         ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
-        # The timer runs in the server's group, so the answer never waits for it to wind down.
-        timer = anyio.CancelScope()
+        # A loop timer, not a task: no task to spawn, cancel and wind down per call.
+        timer: asyncio.TimerHandle | None = None
         if call.token is None:
-            self.tg.start_soon(self.status_timer, reporter, timer)
+            delay = self.settings.status_delay_ms / 1000
+            timer = asyncio.get_running_loop().call_later(delay, reporter.status)
         content: dict[str, Any] | None = None
         error: ToolError | None = None
         try:
@@ -249,7 +250,8 @@ class AsyncServer:
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
             error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
         if flight.notified:
             await self.outbox.drained()
             await self.outbox.delivered()
@@ -290,11 +292,6 @@ class AsyncServer:
 
         return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
                         policy=LogPolicy(level), send=send, path=call.path)
-
-    async def status_timer(self, reporter: Reporter, scope: anyio.CancelScope) -> None:
-        with scope:
-            await anyio.sleep(self.settings.status_delay_ms / 1000)
-            reporter.status()  # a no-op once the call closed its reporter
 
     # ------------------------------------------------------------ shutdown
 
