@@ -250,9 +250,17 @@ class LeanSession:
 
     @asynccontextmanager
     async def document_lock(self, source: SourceFile) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(source.abs_path, anyio.Lock())
-        async with lock:
+        lock = self._locks.get(source.abs_path)
+        if lock is None:
+            lock = self._locks[source.abs_path] = anyio.Lock()
+        try:  # uncontended: no yield to the loop (anyio's ``acquire`` always yields once)
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
             yield
+        finally:
+            lock.release()
 
     async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
         """Re-read the file and bring Lean up to date; the caller holds the document lock."""

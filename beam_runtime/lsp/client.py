@@ -315,11 +315,20 @@ class LspClient:
 
     async def _send(self, message: dict[str, Any]) -> None:
         frame = encode_message(message)
-        async with self._send_lock:
-            try:
-                await self._stdin.send(frame)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
-                raise await self._exit_failure() from error
+        lock = self._send_lock
+        try:  # uncontended: no yield to the loop (anyio's ``acquire`` always yields once)
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self._stdin.send(frame)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
+            broken: Exception = error
+        else:
+            return
+        finally:
+            lock.release()
+        raise await self._exit_failure() from broken
 
     async def _exit_failure(self) -> ServerExited:
         """The error of a server found gone while writing, once its exit has been handled."""
