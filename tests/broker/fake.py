@@ -1,13 +1,22 @@
-"""Starting the fake Lean server the way a user would: ``--lean-cmd`` or a fake ``lake``."""
+"""Starting the fake Lean server the way a user would (``--lean-cmd`` or a fake ``lake``), and
+reading what it received."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+import psutil
 
 from tests.broker.conftest import start
-from tests.mcp.helpers import REPO, Server
+from tests.mcp.helpers import REPO, WAIT_S, Server
+
+T = TypeVar("T")
 
 FAKE_CMD = shlex.join([sys.executable, "-m", "tests.fake_lean"])
 
@@ -25,3 +34,32 @@ def fake_server(servers: list[Server], *flags: str, **env: str) -> Server:
 
 def workspace(root: Path) -> dict:
     return {"workspace": {"root": str(root)}}
+
+
+def request_log(path: Path) -> list[dict]:
+    """The fake's ``FAKE_LEAN_REQUEST_LOG``: requests it received and ids it was asked to cancel."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+def until(condition: Callable[[], T], what: str, timeout_s: float = WAIT_S) -> T:
+    """Poll ``condition`` until it is truthy (bounded); its value."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+    return value
+
+
+def fake_processes(root: Path) -> list[psutil.Process]:
+    """Every fake Lean process (server, Lake, file workers) running in ``root``."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            command = " ".join(process.info["cmdline"] or [])
+            if "fake_lean" in command and process.info["cwd"] == str(root):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found

@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
 
-from tests.broker.fake import fake_server, workspace
+from tests.broker.fake import fake_processes, fake_server, workspace
 from tests.mcp.helpers import Server, call, structured
 
 
@@ -158,24 +157,12 @@ def test_never_answering_is_bounded(servers: list[Server], project: Path, tmp_pa
     assert hover["code"] == "timeout" and hover["data"]["phase"] == "navigation"
 
 
-def _fake_processes(root: Path) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline", "cwd"]):
-        try:
-            command = " ".join(process.info["cmdline"] or [])
-            if "fake_lean" in command and process.info["cwd"] == str(root):
-                found.append(process)
-        except psutil.Error:
-            continue
-    return found
-
-
 @pytest.mark.parametrize("how", ["eof", "sigterm", "drop", "idle"])
 def test_no_lean_process_outlives(servers: list[Server], project: Path, how: str) -> None:
     server = fake_server(servers, "--idle-timeout-ms", "300" if how == "idle" else "0")
     ws = workspace(project)
     ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
-    assert _fake_processes(project)
+    assert fake_processes(project)
     if how == "eof":
         assert server.close()[0] == 0
     elif how == "sigterm":
@@ -188,9 +175,9 @@ def test_no_lean_process_outlives(servers: list[Server], project: Path, how: str
         assert again["dropped"] is False and again["reason"] == "notFound"
     else:
         deadline = time.monotonic() + 10
-        while _fake_processes(project) and time.monotonic() < deadline:
+        while fake_processes(project) and time.monotonic() < deadline:
             time.sleep(0.1)
     deadline = time.monotonic() + 10
-    while _fake_processes(project) and time.monotonic() < deadline:
+    while fake_processes(project) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _fake_processes(project) == []
+    assert fake_processes(project) == []

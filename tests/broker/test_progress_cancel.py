@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
 
-from tests.broker.fake import fake_server, workspace
+from tests.broker.fake import fake_server, request_log, until, workspace
 from tests.mcp.helpers import Server, call, structured
 
 
@@ -49,3 +50,27 @@ def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path
     closed, before = server.read_until(3)
     assert structured(closed)["closed"] is True
     assert all(m.get("id") != 2 for m in before)
+
+
+def test_cancellation_reaches_lean(servers: list[Server], project: Path,
+                                   tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    (project / "Slow.lean").write_text(
+        "def answerA : Nat := 42\nexample : True := by\n  sleep 600000\n  trivial\n")
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log))
+    ws = workspace(project)
+    version = structured(server.ask(call(1, "lean_update", {**ws, "path": "Slow.lean"})))["version"]
+    slow = {**ws, "path": "Slow.lean", "version": version, "line": 3, "character": 2}
+    server.send(call(2, "lean_hover", slow))
+    hovers = until(lambda: [e["id"] for e in request_log(log)
+                            if e.get("request") == "textDocument/hover"], "the hover to reach Lean")
+    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+    cancelled = until(lambda: [e["cancel"] for e in request_log(log) if "cancel" in e],
+                      "a $/cancelRequest")
+    assert cancelled == hovers  # exactly the LSP id of the cancelled hover, once
+    # The cancelled call gets no answer; the next call on the same document is answered.
+    fast = {**ws, "path": "Slow.lean", "version": version, "line": 0, "character": 4}
+    server.send(call(3, "lean_hover", fast))
+    answered, before = server.read_until(3)
+    assert "answerA : Nat" in json.dumps(structured(answered))
+    assert all(m.get("id") != 2 for m in before + server.quiet(0.3))

@@ -20,6 +20,11 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(name)
+    return Path(value) if value else None
+
+
 @dataclass(frozen=True)
 class Texts:
     """Message texts that changed between Lean releases."""
@@ -67,6 +72,7 @@ class Settings:
     setup_delay_ms: float = 0.0
     under_lake: bool = False
     lake_invalid_config: str | None = None
+    request_log: Path | None = None
     sysroot: Path = field(default=HERE / "toolchain")
     lean_version: str = "4.33.0"
 
@@ -102,6 +108,7 @@ def load_settings(argv: list[str]) -> Settings:
         setup_delay_ms=_env_float("FAKE_LEAN_SETUP_DELAY_MS", 0.0),
         under_lake=_env_flag("FAKE_LEAN_UNDER_LAKE"),
         lake_invalid_config=os.environ.get("LAKE_INVALID_CONFIG"),
+        request_log=_env_path("FAKE_LEAN_REQUEST_LOG"),
         sysroot=Path(os.environ.get("FAKE_LEAN_SYSROOT", str(HERE / "toolchain"))),
         lean_version=os.environ.get("FAKE_LEAN_VERSION", "4.28.0" if legacy else "4.33.0"),
     )

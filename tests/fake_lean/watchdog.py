@@ -66,6 +66,7 @@ class Server:
         self.incremental = False
         self.shutting_down = False
         self.register_answer: dict[str, Any] | None = None
+        self.cancel_requests: list[Any] = []
 
     # startup
 
@@ -287,6 +288,7 @@ class Server:
         if method == "shutdown" and params is None:
             self._shutdown(request_id)
             return
+        self._log({"request": method, "id": request_id})
         uri = _request_uri(params)
         pending = Pending(request_id, method, uri)
         with self.cond:
@@ -332,6 +334,8 @@ class Server:
                 self.answer_error(pending, code, message)
 
     def _cancel(self, request_id: Any) -> None:
+        self.cancel_requests.append(request_id)
+        self._log({"cancel": request_id})
         pending = self.pending.get(_key(request_id))
         if pending is not None:
             self.answer_error(pending, REQUEST_CANCELLED, "")
@@ -412,10 +416,18 @@ class Server:
                     for uri, doc in self.docs.items()
                 },
                 "pending": sorted(p.method for p in self.pending.values()),
+                "cancelRequests": list(self.cancel_requests),
                 "silent": self.silent,
                 "incremental": self.incremental,
                 "profile": self.settings.profile,
             }
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        """One JSON line in ``FAKE_LEAN_REQUEST_LOG``, for tests that only see the MCP side."""
+        if self.settings.request_log is None:
+            return
+        with self.settings.request_log.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(entry) + "\n")
 
     def _eprint(self, text: str) -> None:
         try:

@@ -36,6 +36,8 @@ async def test_cancel_request_yields_request_cancelled(project: Path) -> None:
         with pytest.raises(RequestCancelled) as info:
             await pending.result()
         assert info.value.code == -32800 and info.value.message == ""
+        state = await client.request("$/fake/state")
+        assert state["cancelRequests"] == [pending.id]
 
 
 async def test_timeout_cancels_on_the_server(project: Path) -> None:
