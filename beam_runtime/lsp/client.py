@@ -10,7 +10,9 @@ after the response, with nothing in between).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from beam_runtime.lsp.errors import (
     ServerExited,
     response_error,
 )
-from beam_runtime.lsp.framing import FrameReader, encode_message
+from beam_runtime.lsp.framing import FrameBuffer, FrameReader, encode_message
 
 NotificationHandler = Callable[[str, Any], None]
 STDERR_EOF_WAIT_S = 0.5
@@ -120,6 +122,7 @@ class LspClient:
         self._closed = anyio.Event()
         self._stderr_done = anyio.Event()
         self.server_requests: list[tuple[str, Any]] = []
+        self._stop_reading: Callable[[], None] | None = None
 
     # lifecycle
 
@@ -270,6 +273,8 @@ class LspClient:
             await anyio.to_thread.run_sync(process.kill_tree, self._proc)
             error = self._exit_error or ServerExited(self.returncode, self.stderr.snapshot())
             self._fail_all(error)
+            if self._stop_reading is not None:  # before its descriptor closes
+                self._stop_reading()
             for stream in (self._stdin, self._stdout, self._stderr):
                 await stream.aclose()
         finally:
@@ -357,22 +362,73 @@ class LspClient:
     ) -> Callable[[], None]:
         """Call ``handler(method, params)`` for ``method`` (``None``: every notification).
 
-        Handlers run on the reader task and must not block. Returns a function removing it.
+        Handlers run in the reader (a loop callback) and must not block. Returns a function
+        removing it.
         """
         self._handlers.setdefault(method, []).append(handler)
         return lambda: self._handlers.get(method, []).remove(handler)
 
     async def _read_loop(self) -> None:
-        reader = FrameReader(self._stdout)
         try:
-            while True:
-                message = await reader.read()
-                if message is None:
-                    break
-                self._dispatch(message)
+            if _asyncio_loop() is not None:
+                await self._read_in_callback()
+            else:
+                reader = FrameReader(self._stdout)
+                while (message := await reader.read()) is not None:
+                    self._dispatch(message)
         except (FramingError, anyio.ClosedResourceError, anyio.BrokenResourceError) as error:
             self.stderr.lines.append(f"[lean-beam] LSP stream error: {error}")
         await self._on_exit()
+
+    async def _read_in_callback(self) -> None:
+        """Read and dispatch frames in a loop reader callback, registered once.
+
+        A reader task would cost an ``add_reader``/``remove_reader`` pair and one more loop
+        turn per message before the caller's event is set.
+        """
+        loop = asyncio.get_running_loop()
+        if self._stdout.closed:
+            raise anyio.ClosedResourceError
+        fd = self._stdout.fileno()
+        frames = FrameBuffer()
+        ended = anyio.Event()
+        failure: list[BaseException] = []
+
+        def stop(error: BaseException | None) -> None:
+            if ended.is_set():  # the descriptor may be closed and its number reused by now
+                return
+            if error is not None:
+                failure.append(error)
+            loop.remove_reader(fd)
+            self._stop_reading = None
+            ended.set()
+
+        def on_readable() -> None:
+            try:
+                data = os.read(fd, 65536)
+                if data:
+                    for message in frames.feed(data):
+                        self._dispatch(message)
+                    return
+                frames.finish()
+            except BlockingIOError:
+                return
+            except OSError as error:
+                stop(anyio.BrokenResourceError(str(error)))
+                return
+            except BaseException as error:
+                stop(error)
+                return
+            stop(None)
+
+        self._stop_reading = partial(stop, anyio.ClosedResourceError())
+        loop.add_reader(fd, on_readable)
+        try:
+            await ended.wait()
+        finally:
+            stop(None)
+        if failure:
+            raise failure[0]
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -442,6 +498,13 @@ class LspClient:
         for waiter in waiters.values():
             waiter.error = error
             waiter.done.set()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # another anyio backend
+        return None
 
 
 def path_uri(path: Path) -> str:

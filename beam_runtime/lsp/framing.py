@@ -72,10 +72,50 @@ class FrameReader:
             body = await self._stream.receive_exactly(length)
         except anyio.IncompleteRead:
             raise FramingError("stream ended inside an LSP message body") from None
-        try:
-            message = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise FramingError(f"LSP body is not UTF-8 JSON: {error}") from error
-        if not isinstance(message, dict):
-            raise FramingError("LSP message is not a JSON object")
-        return message
+        return decode_body(body)
+
+
+def decode_body(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise FramingError(f"LSP body is not UTF-8 JSON: {error}") from error
+    if not isinstance(message, dict):
+        raise FramingError("LSP message is not a JSON object")
+    return message
+
+
+class FrameBuffer:
+    """The same framing, synchronous and incremental: bytes in, complete messages out."""
+
+    def __init__(self, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
+        self._buffer = bytearray()
+        self._max_header = max_header_bytes
+        self._length: int | None = None
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        buffer = self._buffer
+        buffer += data
+        messages: list[dict[str, Any]] = []
+        while True:
+            if self._length is None:
+                end = buffer.find(b"\r\n\r\n")
+                if end < 0 or end > self._max_header:
+                    if end > self._max_header or len(buffer) > self._max_header + 3:
+                        raise FramingError(f"LSP header longer than {self._max_header} bytes")
+                    return messages
+                self._length = parse_header(bytes(buffer[:end]))
+                del buffer[: end + 4]
+            if len(buffer) < self._length:
+                return messages
+            body = bytes(buffer[: self._length])
+            del buffer[: self._length]
+            self._length = None
+            messages.append(decode_body(body))
+
+    def finish(self) -> None:
+        """The stream ended: an error if it stopped inside a frame."""
+        if self._length is not None:
+            raise FramingError("stream ended inside an LSP message body")
+        if self._buffer:
+            raise FramingError("stream ended inside an LSP header")

@@ -75,6 +75,13 @@ class PipeReceiveStream(ByteReceiveStream):
         self._fd = pipe.fileno()
         os.set_blocking(self._fd, False)
 
+    @property
+    def closed(self) -> bool:
+        return self._pipe.closed
+
+    def fileno(self) -> int:
+        return self._fd
+
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
             if self._pipe.closed:

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from beam_runtime.lsp.errors import FramingError
-from beam_runtime.lsp.framing import FrameReader, encode_message
+from beam_runtime.lsp.framing import FrameBuffer, FrameReader, encode_message
 
 pytestmark = pytest.mark.anyio
 
@@ -61,9 +61,30 @@ async def test_two_frames_in_one_chunk() -> None:
 async def test_malformed_frames_are_clear_errors(data: bytes, problem: str) -> None:
     with pytest.raises(FramingError, match=problem):
         await FrameReader(_Bytes(data)).read()
+    buffer = FrameBuffer()
+    with pytest.raises(FramingError, match=problem):
+        buffer.feed(data)
+        buffer.finish()
 
 
 async def test_header_size_is_bounded() -> None:
     reader = FrameReader(_Bytes(b"Content-Length: 1" + b" " * 10000), max_header_bytes=1024)
     with pytest.raises(FramingError, match="longer than 1024 bytes"):
         await reader.read()
+
+
+def test_frame_buffer_byte_by_byte_and_batched() -> None:
+    first = {"jsonrpc": "2.0", "method": "x", "params": {"goal": "⊢ p ∧ q"}}
+    second = {"id": 2, "result": 3}
+    data = encode_message(first) + encode_message(second)
+    buffer = FrameBuffer()
+    seen = [message for byte in data for message in buffer.feed(bytes([byte]))]
+    buffer.finish()
+    assert seen == [first, second]
+    assert FrameBuffer().feed(data) == [first, second]
+
+
+def test_frame_buffer_header_size_is_bounded() -> None:
+    buffer = FrameBuffer(max_header_bytes=1024)
+    with pytest.raises(FramingError, match="longer than 1024 bytes"):
+        buffer.feed(b"Content-Length: 1" + b" " * 10000)
