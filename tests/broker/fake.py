@@ -14,7 +14,7 @@ from typing import TypeVar
 import psutil
 
 from tests.broker.conftest import start
-from tests.mcp.helpers import REPO, WAIT_S, Server
+from tests.mcp.helpers import REPO, WAIT_S, Server, call, structured
 
 T = TypeVar("T")
 
@@ -63,3 +63,17 @@ def fake_processes(root: Path) -> list[psutil.Process]:
         except psutil.Error:
             continue
     return found
+
+
+def ok(server: Server, rid: int, tool: str, args: dict, **meta: object) -> dict:
+    """Call a tool and return its structuredContent, asserting it is not a tool error."""
+    reply = server.ask(call(rid, tool, args, **meta))
+    assert reply["result"]["isError"] is False, reply
+    return structured(reply)
+
+
+def err(server: Server, rid: int, tool: str, args: dict) -> dict:
+    """Call a tool and return its structuredContent, asserting it is a tool error."""
+    reply = server.ask(call(rid, tool, args))
+    assert reply["result"]["isError"] is True, reply
+    return structured(reply)

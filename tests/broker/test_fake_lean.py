@@ -9,20 +9,8 @@ import pytest
 
 pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
 
-from tests.broker.fake import fake_processes, fake_server, workspace
-from tests.mcp.helpers import Server, call, structured
-
-
-def ok(server: Server, rid: int, tool: str, args: dict, **meta: object) -> dict:
-    reply = server.ask(call(rid, tool, args, **meta))
-    assert reply["result"]["isError"] is False, reply
-    return structured(reply)
-
-
-def err(server: Server, rid: int, tool: str, args: dict) -> dict:
-    reply = server.ask(call(rid, tool, args))
-    assert reply["result"]["isError"] is True, reply
-    return structured(reply)
+from tests.broker.fake import err, fake_processes, fake_server, ok, workspace
+from tests.mcp.helpers import Server
 
 
 def test_sync_hover_and_versions(servers: list[Server], project: Path) -> None:

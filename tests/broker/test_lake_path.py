@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
 
 from tests.broker.conftest import start
-from tests.broker.fake import FAST_FAKE, fake_server, workspace
-from tests.mcp.helpers import REPO, Server, call, structured
+from tests.broker.fake import FAST_FAKE, err, fake_server, ok, workspace
+from tests.mcp.helpers import REPO, Server
 
 FAKE_BIN = REPO / "tests" / "fake_lean" / "bin"
 
@@ -30,16 +30,6 @@ def lake_server(servers: list[Server], *flags: str) -> Server:
     return start(servers, "--beam-cli", _beam_cli(), *flags, **{**FAST_FAKE, "PATH": path})
 
 
-def ok(server: Server, rid: int, tool: str, args: dict) -> dict:
-    reply = server.ask(call(rid, tool, args))
-    assert reply["result"]["isError"] is False, reply
-    return structured(reply)
-
-
-def err(server: Server, rid: int, tool: str, args: dict) -> dict:
-    reply = server.ask(call(rid, tool, args))
-    assert reply["result"]["isError"] is True, reply
-    return structured(reply)
 
 
 def test_save_through_lake(servers: list[Server], project: Path) -> None:
