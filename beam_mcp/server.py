@@ -1,13 +1,15 @@
-"""The stdio server: one stdin reader thread, one serialized writer, concurrent tool calls.
+"""The stdio server: stdin lines in order, one serialized writer, concurrent tool calls.
 
 Start-up is in two phases so the first `tools/list` answer does not wait for anyio, asyncio or
 pydantic (decision 23):
 
-1. Synchronous: the main thread takes lines from the reader and lets the router answer them,
-   writing each answer directly. Nothing runs concurrently, so this is trivially serialized.
-2. Async (anyio): entered on the first `tools/call` that needs the Lean backend. A writer task
-   owns stdout, a pump task feeds lines to the router, and every backend call runs in its own
-   cancel scope inside one task group.
+1. Synchronous: a reader thread splits stdin into lines; the main thread lets the router answer
+   them, writing each answer directly. Nothing runs concurrently, so this is trivially
+   serialized.
+2. Async (anyio): entered on the first `tools/call` that needs the Lean backend. The event loop
+   takes stdin over from the thread when it can wait on it (a pipe, socket or terminal; the
+   thread keeps reading a regular file), a writer task owns stdout, and every backend call runs
+   in its own cancel scope inside one task group.
 
 EOF, SIGTERM, SIGINT and SIGHUP end both phases the same way: stop admitting, cancel in-flight
 calls (they get no response), flush what was already answered, exit 0.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import select
 import signal
 import threading
 from collections.abc import Callable
@@ -62,48 +65,111 @@ class Inbox:
             return None
 
 
+class LineSplitter:
+    """Cuts a byte stream into lines; a line over `MAX_LINE_BYTES` becomes a parse error."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+        self._overlong = False  # inside a line that was already reported and discarded
+
+    def feed(self, chunk: bytes) -> list[bytes | RpcError]:
+        pending = self._pending
+        pending += chunk
+        lines: list[bytes | RpcError] = []
+        start = 0
+        while (end := pending.find(b"\n", start)) >= 0:
+            if self._overlong:
+                self._overlong = False  # the rest of a discarded line
+            else:
+                lines.append(bytes(pending[start:end]))
+            start = end + 1
+        del pending[:start]
+        if len(pending) > MAX_LINE_BYTES:
+            if not self._overlong:
+                lines.append(RpcError(PARSE_ERROR, "line longer than 32 MiB discarded"))
+            self._overlong = True
+            pending.clear()
+        return lines
+
+    def finish(self) -> list[bytes | RpcError]:
+        """The last line when input ends without a newline."""
+        last = bytes(self._pending)
+        self._pending.clear()
+        return [last] if last and not self._overlong else []
+
+
 class LineReader:
-    """The one thread that reads stdin; splits it into lines and queues them in batches."""
+    """The thread that reads stdin in phase 1 and queues its lines in batches.
+
+    Phase 2 may take stdin over (`hand_over`): the thread stops between reads and the event
+    loop reads the descriptor itself, with the same `LineSplitter`, so no line is lost or cut.
+    """
 
     def __init__(self, fd: int, inbox: Inbox) -> None:
-        self._fd = fd
+        self.fd = fd
+        self.splitter = LineSplitter()
         self._inbox = inbox
+        self._stop_r, self._stop_w = os.pipe()
+        self._handed_over = False
         self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
+    def hand_over(self) -> LineSplitter | None:
+        """Stops the thread; returns the splitter if the caller may now read stdin itself.
+
+        None when stdin has ended or failed already (then the inbox holds the end marker).
+        """
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"x")
+        # The thread blocks only in poll(), which the stop byte wakes: read() follows POLLIN.
+        self._thread.join()
+        for fd in (self._stop_r, self._stop_w):
+            os.close(fd)
+        return self.splitter if self._handed_over else None
+
     def _run(self) -> None:
+        stopped = False
         with contextlib.suppress(Exception):  # a broken stdin is the end of input
-            self._read()
+            stopped = self._read()
+        if stopped:
+            self._handed_over = True
+            return
         self._inbox.put(_EOF)
 
-    def _read(self) -> None:
-        pending = bytearray()
-        overlong = False
+    def _read(self) -> bool:
+        """Reads until EOF (False) or until asked to stop (True)."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        poller.register(self._stop_r, select.POLLIN)
         while True:
-            chunk = os.read(self._fd, _CHUNK)
+            ready = {fd for fd, _ in poller.poll()}
+            if self._stop_r in ready:
+                return True
+            chunk = os.read(self.fd, _CHUNK)
             if not chunk:
-                if pending and not overlong:
-                    self._inbox.put([bytes(pending)])
-                return
-            pending += chunk
-            lines: list[bytes | RpcError] = []
-            start = 0
-            while (end := pending.find(b"\n", start)) >= 0:
-                if overlong:
-                    overlong = False  # the rest of a discarded line
-                else:
-                    lines.append(bytes(pending[start:end]))
-                start = end + 1
-            del pending[:start]
-            if len(pending) > MAX_LINE_BYTES:
-                if not overlong:
-                    lines.append(RpcError(PARSE_ERROR, "line longer than 32 MiB discarded"))
-                overlong = True
-                pending.clear()
+                if last := self.splitter.finish():
+                    self._inbox.put(last)
+                return False
+            lines = self.splitter.feed(chunk)
             if lines:
                 self._inbox.put(lines)
+
+
+def pollable(fd: int) -> bool:
+    """Whether an event loop can wait on `fd` (pipes, sockets and terminals; not files)."""
+    try:
+        probe = select.epoll()
+    except (AttributeError, OSError):
+        return False
+    try:
+        probe.register(fd, select.EPOLLIN)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 class SyncOutbox:
@@ -174,6 +240,9 @@ class Server:
                 pending = handle_line(self.router, line)
                 if pending is not None:
                     return pending, item[index + 1:]
+
+    def end_of_input(self) -> None:
+        self.inbox.put(_EOF)
 
     @staticmethod
     def is_end(item: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from beam_mcp.errors import ToolError
 
@@ -22,9 +23,11 @@ def canonical_root(root: str, *, allow_vanished: bool = False) -> str:
     canonical = os.path.realpath(root)
     if allow_vanished:
         return canonical
-    if not os.path.exists(canonical):
-        raise _invalid(f"workspace root does not exist: {root}", root, "notFound")
-    if not os.path.isdir(canonical):
+    try:
+        is_dir = stat.S_ISDIR(os.stat(canonical).st_mode)
+    except (OSError, ValueError):
+        raise _invalid(f"workspace root does not exist: {root}", root, "notFound") from None
+    if not is_dir:
         raise _invalid(f"workspace root is not a directory: {root}", root, "notDirectory")
     if not any(os.path.isfile(os.path.join(canonical, m)) for m in PROJECT_MARKERS):
         raise _invalid(

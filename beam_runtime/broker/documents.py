@@ -32,6 +32,7 @@ class OpenDocument:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     listeners: list[Listener] = field(default_factory=list)
     fatal_seen: anyio.Event = field(default_factory=anyio.Event)
+    _text: DocumentText | None = field(default=None, repr=False)
 
     @property
     def uri(self) -> str:
@@ -39,12 +40,16 @@ class OpenDocument:
 
     @property
     def text(self) -> DocumentText:
-        return DocumentText(normalize_newlines(self.data.decode("utf-8")))
+        """The current version's text, decoded once per version."""
+        if self._text is None:
+            self._text = DocumentText(normalize_newlines(self.data.decode("utf-8")))
+        return self._text
 
     def new_version(self, version: int, data: bytes, digest: str) -> None:
         """A new text was sent to Lean: forget what belonged to the old one."""
         self.version = version
         self.data = data
+        self._text = None
         self.digest = digest
         self.diagnostics = []
         self.progress = DocumentProgress()

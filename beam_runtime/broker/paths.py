@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote_from_bytes, unquote, urlparse
 
@@ -25,6 +26,7 @@ class SourceFile:
     uri: str
 
 
+@lru_cache(maxsize=4096)  # pure; called for the same few files on every tool call
 def path_to_uri(abs_path: str) -> str:
     """``Path(abs_path).as_uri()`` for an absolute POSIX path, without pathlib's cost per call."""
     plain = os.sep == "/" and abs_path[:1] == "/" and abs_path[:2] != "//"
@@ -41,6 +43,7 @@ def uri_to_path(uri: str) -> str | None:
     return os.path.normpath(unquote(parsed.path))
 
 
+@lru_cache(maxsize=4096)
 def display_path(root: str, abs_path: str) -> str:
     """Root-relative POSIX spelling when the file is inside the root, else the absolute path."""
     try:
@@ -76,6 +79,13 @@ def resolve_source(root: str, path: str) -> SourceFile:
 
 def read_source(source: SourceFile) -> bytes:
     """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise."""
+    data = read_bytes(source)
+    check_utf8(source, data)
+    return data
+
+
+def read_bytes(source: SourceFile) -> bytes:
+    """The file's bytes, not checked yet; raises ``invalidInput`` when it cannot be read."""
     try:
         with open(source.abs_path, "rb") as handle:
             data = handle.read()
@@ -87,6 +97,10 @@ def read_source(source: SourceFile) -> bytes:
             f"cannot read {source.abs_path}: {exc.strerror}",
             {"reason": "unreadable"},
         ) from exc
+    return data
+
+
+def check_utf8(source: SourceFile, data: bytes) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -95,4 +109,3 @@ def read_source(source: SourceFile) -> bytes:
             "notUtf8",
             path=source.display,
         ) from exc
-    return data

@@ -21,7 +21,7 @@ from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.launch import LaunchSpec
-from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source
+from beam_runtime.broker.paths import SourceFile, check_utf8, path_to_uri, read_bytes
 from beam_runtime.broker.versions import VersionStore, content_digest
 from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
@@ -265,9 +265,11 @@ class LeanSession:
     async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
         """Re-read the file and bring Lean up to date; the caller holds the document lock."""
         channel = self._require_channel()
-        data = read_source(source)
+        data = read_bytes(source)
         digest = content_digest(data)
         doc = self.documents.get(source.abs_path)
+        if doc is None or doc.digest != digest:  # bytes seen before were checked then
+            check_utf8(source, data)
         if doc is None:
             version = self.versions.next_version(source.abs_path)
             doc = OpenDocument(source, version, data, digest)

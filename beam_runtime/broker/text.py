@@ -7,6 +7,7 @@ lines; ``character`` values on the wire count UTF-16 code units (a character abo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from beam_runtime.broker.errors import BrokerError
@@ -17,11 +18,15 @@ def normalize_newlines(text: str) -> str:
 
 
 def utf16_len(text: str) -> int:
+    if text.isascii():
+        return len(text)
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 
 def utf16_to_index(line: str, character: int) -> int | None:
     """Index into ``line`` for a UTF-16 column; ``None`` when it splits a surrogate pair."""
+    if line.isascii():
+        return character if character <= len(line) else None
     units = 0
     for index, ch in enumerate(line):
         if units == character:
@@ -38,7 +43,7 @@ class DocumentText:
 
     text: str
 
-    @property
+    @cached_property
     def lines(self) -> list[str]:
         return self.text.split("\n")
 

@@ -14,11 +14,13 @@ from beam_runtime.lsp.errors import FramingError
 MAX_HEADER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 512 * 1024 * 1024
 _ALLOWED_HEADERS = ("content-length", "content-type")
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode_message(message: dict[str, Any]) -> bytes:
     """A frame: compact UTF-8 JSON (non-ASCII kept raw), length counted in bytes."""
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = _encode_json(message).encode("utf-8")
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 

@@ -90,6 +90,23 @@ def test_many_concurrent_calls_each_answered_once(sleepy: Server, project: Path)
     assert sleepy.quiet(0.2) == []
 
 
+def test_calls_run_concurrently_on_reused_workers(sleepy: Server, project: Path) -> None:
+    """Calls run on long-lived worker tasks; reused ones (even after a cancellation) overlap."""
+    sleepy.send(call(1, "lean_sync", args(project, "30000ms")))
+    time.sleep(0.2)
+    sleepy.send(cancel(1))
+    for round_ in range(2):
+        ids = [100 + round_ * 100 + i for i in range(12)]
+        started = time.monotonic()
+        sleepy.send(*[call(i, "lean_sync", args(project, "1000ms")) for i in ids])
+        got: list[object] = []
+        while len(got) < len(ids):
+            got.extend(ids_of([sleepy.read()]))  # notifications (beam.status) have no id
+        assert sorted(got) == ids
+        assert time.monotonic() - started < 6  # one after another would take 12 s
+    assert sleepy.quiet(0.2) == []
+
+
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGHUP"])
 @pytest.mark.parametrize("phase", ["start", "calls"])
 def test_signals_shut_down_cleanly(project: Path, signame: str, phase: str) -> None:
