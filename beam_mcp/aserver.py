@@ -1,4 +1,4 @@
-"""Phase 2 of the server (see `server.py`): anyio writer, line pump and concurrent tool calls."""
+"""Phase 2 of the server (see `server.py`): stdin on the loop, writer, calls on worker tasks."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class WriterState:
     # How to ask the kernel for the bytes the client has not read yet: FIONREAD on a pipe,
     # SIOCOUTQ on a socket (Node's child_process gives its children socket pairs); else none.
     unread_query: int | None = field(init=False)
+    writable: Any = field(init=False)  # a poll object watching `fd` for POLLOUT
 
     def __post_init__(self) -> None:
         try:
@@ -60,6 +61,8 @@ class WriterState:
             self.unread_query = getattr(termios, "TIOCOUTQ", None)  # SIOCOUTQ on Linux
         else:
             self.unread_query = None
+        self.writable = select.poll()
+        self.writable.register(self.fd, select.POLLOUT)
 
 
 class AsyncOutbox:
@@ -80,7 +83,7 @@ class AsyncOutbox:
     def send(self, data: bytes, done: Callable[[], None] | None = None) -> None:
         state = self._state
         idle = not state.busy and not state.queued
-        if self.direct and idle and (state.broken or _fits(state.fd, data)):
+        if self.direct and idle and (state.broken or _fits(state, data)):
             _write_now(state, data)
             if done is not None:
                 done()
@@ -431,7 +434,7 @@ def _write_now(state: WriterState, data: bytes) -> None:
         state.broken = True
 
 
-def _fits(fd: int, data: bytes) -> bool:
+def _fits(state: WriterState, data: bytes) -> bool:
     """Whether writing `data` cannot block the loop.
 
     A pipe polled writable has a free page, so a write of at most `PIPE_BUF` bytes completes
@@ -439,9 +442,7 @@ def _fits(fd: int, data: bytes) -> bool:
     """
     if len(data) > select.PIPE_BUF:
         return False
-    poller = select.poll()
-    poller.register(fd, select.POLLOUT)
-    return any(event & select.POLLOUT for _, event in poller.poll(0))
+    return any(event & select.POLLOUT for _, event in state.writable.poll(0))
 
 
 def _unread(fd: int, query: int) -> int:

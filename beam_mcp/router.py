@@ -32,10 +32,10 @@ from beam_mcp.wire import (
     Request,
     RequestId,
     RpcError,
-    compact,
     error_message,
     id_key,
     result_message,
+    tool_result_message,
     valid_id,
 )
 
@@ -213,6 +213,10 @@ class Router:
             out.update(CACHE_HINT)
         return out
 
+    def _tool_decoration(self) -> dict[str, Any]:
+        """What `_decorate` adds to a tool result (which has no `_meta` of its own)."""
+        return {"resultType": "complete", "_meta": {fam.META_SERVER_INFO: self.server_info}}
+
     # ---------------------------------------------------------------- operations
 
     def _operation(self, req: Request, *, modern: bool, log_level: str | None
@@ -294,9 +298,9 @@ class Router:
         ms = (time.monotonic() - started) * 1000
         self.stats.record(tool, root, ms, "ok" if error is None else "error")
         body = content if error is None else error.content()
-        result = {"content": [{"type": "text", "text": compact(body)}],
-                  "structuredContent": body, "isError": error is not None}
-        self.respond(rid, result, modern)
+        extra = self._tool_decoration() if modern else {}
+        message = tool_result_message(rid, body, error is not None, extra)
+        self.outbox.send(message, self.release(rid))
 
 
 def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:

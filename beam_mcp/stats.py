@@ -44,9 +44,12 @@ class Stats:
         self.by_root: dict[str, dict[str, ToolStats]] = {}
 
     def record(self, tool: str, root: str | None, ms: float, outcome: str) -> None:
-        self.tools.setdefault(tool, ToolStats()).record(ms, outcome)
+        _entry(self.tools, tool).record(ms, outcome)
         if root is not None:
-            self.by_root.setdefault(root, {}).setdefault(tool, ToolStats()).record(ms, outcome)
+            per_root = self.by_root.get(root)
+            if per_root is None:
+                per_root = self.by_root[root] = {}
+            _entry(per_root, tool).record(ms, outcome)
 
     def forget(self, root: str) -> None:
         self.by_root.pop(root, None)
@@ -62,3 +65,10 @@ class Stats:
             "tools": {name: s.to_json() for name, s in self.tools.items()},
             "workspaces": workspaces,
         }
+
+
+def _entry(table: dict[str, ToolStats], tool: str) -> ToolStats:
+    entry = table.get(tool)
+    if entry is None:
+        entry = table[tool] = ToolStats()
+    return entry

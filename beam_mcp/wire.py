@@ -130,6 +130,19 @@ def compact(value: Any) -> str:
     return _encode(value)
 
 
+def tool_result_message(rid: RequestId, body: Any, is_error: bool,
+                        extra: dict[str, Any]) -> bytes:
+    """A `tools/call` answer carrying `body` as structured content and as its JSON text.
+
+    The body is encoded once and spliced in: `result` is the last member of the message and is
+    never empty, so the encoded message ends with the two braces that close both.
+    """
+    text = _encode(body)
+    result = {"content": [{"type": "text", "text": text}], "isError": is_error, **extra}
+    head = _encode({"jsonrpc": "2.0", "id": rid, "result": result})
+    return (head[:-2] + ',"structuredContent":' + text + "}}\n").encode("utf-8")
+
+
 def result_message(rid: RequestId, result: dict[str, Any]) -> bytes:
     return encode({"jsonrpc": "2.0", "id": rid, "result": result})
 

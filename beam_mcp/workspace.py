@@ -6,6 +6,7 @@ import os
 import stat
 
 from beam_mcp.errors import ToolError
+from beam_runtime import canonical
 
 PROJECT_MARKERS = ("lean-toolchain", "lakefile.lean", "lakefile.toml")
 
@@ -20,22 +21,38 @@ def canonical_root(root: str, *, allow_vanished: bool = False) -> str:
         raise _invalid("workspace root must be an absolute path", root, "notAbsolute")
     if "\x00" in root:
         raise _invalid("workspace root contains a NUL character", root, "invalidPath")
-    canonical = os.path.realpath(root)
+    found = canonical.existing(root)
+    if found is None:
+        return _slow_canonical_root(root, allow_vanished)
+    name, mode = found
     if allow_vanished:
-        return canonical
+        return name
+    if not stat.S_ISDIR(mode):
+        raise _invalid(f"workspace root is not a directory: {root}", root, "notDirectory")
+    return _project_root(root, name)
+
+
+def _slow_canonical_root(root: str, allow_vanished: bool) -> str:
+    name = os.path.realpath(root)
+    if allow_vanished:
+        return name
     try:
-        is_dir = stat.S_ISDIR(os.stat(canonical).st_mode)
+        is_dir = stat.S_ISDIR(os.stat(name).st_mode)
     except (OSError, ValueError):
         raise _invalid(f"workspace root does not exist: {root}", root, "notFound") from None
     if not is_dir:
         raise _invalid(f"workspace root is not a directory: {root}", root, "notDirectory")
-    if not any(os.path.isfile(os.path.join(canonical, m)) for m in PROJECT_MARKERS):
+    return _project_root(root, name)
+
+
+def _project_root(root: str, name: str) -> str:
+    if not any(os.path.isfile(os.path.join(name, m)) for m in PROJECT_MARKERS):
         raise _invalid(
             f"workspace root is not a Lean project (no {', '.join(PROJECT_MARKERS)}): {root}",
             root,
             "notLeanProject",
         )
-    return canonical
+    return name
 
 
 def _invalid(message: str, root: str, reason: str) -> ToolError:

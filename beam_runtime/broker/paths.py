@@ -8,11 +8,13 @@ exists, is a regular file and decodes as UTF-8.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote_from_bytes, unquote, urlparse
 
+from beam_runtime import canonical
 from beam_runtime.broker.errors import BrokerError, invalid_input
 
 
@@ -71,8 +73,13 @@ def resolve_source(root: str, path: str) -> SourceFile:
                 "pathEscapesRoot",
                 path=path,
             )
-    real = os.path.realpath(candidate)
-    if not os.path.isfile(real):
+    found = canonical.existing(candidate)
+    if found is None:
+        real = os.path.realpath(candidate)
+        is_file = os.path.isfile(real)
+    else:
+        real, is_file = found[0], stat.S_ISREG(found[1])
+    if not is_file:
         raise invalid_input(f"no such file: {candidate}", "fileNotFound", path=path)
     return SourceFile(root, real, display_path(root, real), path_to_uri(real))
 
@@ -87,8 +94,7 @@ def read_source(source: SourceFile) -> bytes:
 def read_bytes(source: SourceFile) -> bytes:
     """The file's bytes, not checked yet; raises ``invalidInput`` when it cannot be read."""
     try:
-        with open(source.abs_path, "rb") as handle:
-            data = handle.read()
+        data = _read_file(source.abs_path)
     except FileNotFoundError as exc:
         raise invalid_input(f"no such file: {source.abs_path}", "fileNotFound") from exc
     except OSError as exc:
@@ -98,6 +104,18 @@ def read_bytes(source: SourceFile) -> bytes:
             {"reason": "unreadable"},
         ) from exc
     return data
+
+
+def _read_file(path: str) -> bytes:
+    """The whole file, in five system calls where ``open().read()`` makes eight."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]  # one more byte: see it end
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 16))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def check_utf8(source: SourceFile, data: bytes) -> None:

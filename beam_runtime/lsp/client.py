@@ -74,8 +74,7 @@ class PendingRequest:
         """
         limit = self._client.request_timeout if timeout is None else timeout
         try:
-            with anyio.fail_after(limit):
-                await self._waiter.done.wait()
+            await _wait_bounded(self._waiter.done, limit)
         except TimeoutError:
             self.abandon()
             raise RequestTimeout(self.method, limit) from None
@@ -498,6 +497,35 @@ class LspClient:
         for waiter in waiters.values():
             waiter.error = error
             waiter.done.set()
+
+
+async def _wait_bounded(event: anyio.Event, limit: float) -> None:
+    """``event.wait()``, raising ``TimeoutError`` after ``limit`` seconds.
+
+    On asyncio a loop timer bounds the wait: ``anyio.fail_after`` would enter and leave a
+    cancel scope around every LSP request (about 20 µs each). On expiry the timer sets the
+    event itself, which is why each request waits on an event of its own.
+    """
+    loop = _asyncio_loop()
+    if loop is None:
+        with anyio.fail_after(limit):
+            await event.wait()
+        return
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        if not event.is_set():  # an answer that came first wins
+            expired = True
+            event.set()
+
+    timer = loop.call_later(limit, expire)
+    try:
+        await event.wait()
+    finally:
+        timer.cancel()
+    if expired:
+        raise TimeoutError
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
