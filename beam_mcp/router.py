@@ -13,7 +13,8 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
 
 from beam_mcp import families as fam
 from beam_mcp.errors import ToolError
@@ -38,6 +39,9 @@ from beam_mcp.wire import (
     tool_result_message,
     valid_id,
 )
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 SERVER_NAME = "lean-beam-mcp"
 INSTRUCTIONS = (
@@ -266,11 +270,9 @@ class Router:
     def _admit(self, rid: RequestId, name: str, arguments: dict[str, Any],
                token: str | int | None, modern: bool, log_level: str | None,
                started: float) -> PendingCall:
-        from beam_mcp.workspace import canonical_root
-
         model = validate_arguments(name, arguments)
         vanished_ok = name == "lean_drop_workspace"
-        root = canonical_root(model.workspace.root, allow_vanished=vanished_ok)
+        root = _call_modules().canonical_root(model.workspace.root, allow_vanished=vanished_ok)
         path = getattr(model, "path", None)
         return PendingCall(rid, name, model, root, token, modern, log_level, path, started)
 
@@ -303,15 +305,31 @@ class Router:
         self.outbox.send(message, self.release(rid))
 
 
-def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:
-    """Validates tool arguments with the tool's pydantic model (imported on first use)."""
+@dataclass(frozen=True)
+class _CallModules:
+    """What admitting a Lean tool call needs; imported on the first call, not at start-up."""
+
+    input_models: dict[str, Any]
+    validation_error: type[ValidationError]
+    canonical_root: Callable[..., str]
+
+
+@cache
+def _call_modules() -> _CallModules:
     from pydantic import ValidationError
 
     from beam_mcp.tools.models import INPUT_MODELS
+    from beam_mcp.workspace import canonical_root
 
+    return _CallModules(INPUT_MODELS, ValidationError, canonical_root)
+
+
+def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:
+    """Validates tool arguments with the tool's pydantic model (imported on first use)."""
+    modules = _call_modules()
     try:
-        return INPUT_MODELS[tool].model_validate(arguments)
-    except ValidationError as exc:
+        return modules.input_models[tool].model_validate(arguments)
+    except modules.validation_error as exc:
         problems = [
             {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"],
              "type": e["type"]}

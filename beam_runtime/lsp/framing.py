@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -14,6 +15,7 @@ from beam_runtime.lsp.errors import FramingError
 MAX_HEADER_BYTES = 8 * 1024
 MAX_BODY_BYTES = 512 * 1024 * 1024
 _ALLOWED_HEADERS = ("content-length", "content-type")
+_PLAIN_HEADER = re.compile(rb"Content-Length: ([0-9]+)")
 # Built once: json.dumps with options builds a new encoder on every call.
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -30,6 +32,9 @@ async def write_message(stream: ByteSendStream, message: dict[str, Any]) -> None
 
 def parse_header(block: bytes) -> int:
     """The body length declared by a header block (without its final blank line)."""
+    plain = _PLAIN_HEADER.fullmatch(block)  # what Lean (and every server we know) sends
+    if plain is not None and len(plain[1]) < 12:
+        return _checked_length(int(plain[1]))
     try:
         text = block.decode("ascii")
     except UnicodeDecodeError as error:
@@ -48,6 +53,10 @@ def parse_header(block: bytes) -> int:
             length = int(value.strip())
     if length is None:
         raise FramingError("missing Content-Length header")
+    return _checked_length(length)
+
+
+def _checked_length(length: int) -> int:
     if length > MAX_BODY_BYTES:
         raise FramingError(f"message of {length} bytes exceeds the {MAX_BODY_BYTES}-byte limit")
     return length
