@@ -120,44 +120,39 @@ class AsyncOutbox:
                 await anyio.sleep(0.0005)
 
 
+Job = Callable[[], Awaitable[None]]
+
+
 class Workers:
     """Long-lived tasks of the server's group that run calls one after another.
 
-    Handing a call to an idle worker costs one event and one loop turn; spawning a task costs
-    about four times that with anyio before the task first runs, plus its wind-down. A worker
-    that finishes while `keep_idle` others already wait ends instead.
+    Handing a call to an idle worker resolves the loop future it waits on: one loop turn.
+    Spawning an anyio task costs about four times that before the task first runs, plus its
+    wind-down. A worker that finishes while `keep_idle` others already wait ends instead.
     """
 
     def __init__(self, tg: TaskGroup, keep_idle: int = 8) -> None:
         self._tg = tg
         self._keep_idle = keep_idle
-        self._idle: list[_Slot] = []
+        self._idle: list[asyncio.Future[Job]] = []
 
-    def run(self, job: Callable[[], Awaitable[None]]) -> None:
-        if self._idle:
+    def run(self, job: Job) -> None:
+        while self._idle:
             slot = self._idle.pop()  # the most recently idle worker: its frames are warm
-            slot.job = job
-            slot.ready.set()
-        else:
-            self._tg.start_soon(self._work, job)
+            if not slot.done():  # a worker cancelled while idle (shutdown) left a done one
+                slot.set_result(job)
+                return
+        self._tg.start_soon(self._work, job)
 
-    async def _work(self, job: Callable[[], Awaitable[None]]) -> None:
-        slot = _Slot()
+    async def _work(self, job: Job) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await job()
             if len(self._idle) >= self._keep_idle:
                 return
-            slot.job, slot.ready = None, anyio.Event()
+            slot: asyncio.Future[Job] = loop.create_future()
             self._idle.append(slot)
-            await slot.ready.wait()
-            assert slot.job is not None
-            job = slot.job
-
-
-@dataclass
-class _Slot:
-    job: Callable[[], Awaitable[None]] | None = None
-    ready: anyio.Event = field(default_factory=anyio.Event)
+            job = await slot
 
 
 @dataclass
@@ -166,7 +161,21 @@ class Flight:
 
     call: PendingCall
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    finished: anyio.Event = field(default_factory=anyio.Event)
+    done: bool = False  # answered, or cancelled and accounted for
+    _finished: anyio.Event | None = field(default=None, repr=False)
+
+    def finish(self) -> None:
+        self.done = True
+        if self._finished is not None:
+            self._finished.set()
+
+    def finished(self) -> anyio.Event:
+        """An event set when the call is done; built only for those who wait (drop, shutdown)."""
+        if self._finished is None:
+            self._finished = anyio.Event()
+            if self.done:
+                self._finished.set()
+        return self._finished
     answered: bool = False
     cancelled: bool = False
     notified: bool = False  # a notification of this call was sent
@@ -287,7 +296,7 @@ class AsyncServer:
         self.flights[id_key(call.request_id)] = flight
         if call.tool == "lean_drop_workspace":
             # A drop is a fence: earlier calls drain first, later ones wait for it.
-            earlier = [f.finished for f in self.flights.values() if f is not flight]
+            earlier = [f.finished() for f in self.flights.values() if f is not flight]
             self.fence = anyio.Event()
             self.tg.start_soon(self.run_drop, flight, earlier, self.fence)
         else:
@@ -354,7 +363,7 @@ class AsyncServer:
         finally:
             self.outbox.direct = True
         self.flights.pop(id_key(call.request_id), None)
-        flight.finished.set()
+        flight.finish()
 
     def conclude(self, flight: Flight, reporter: Reporter) -> None:
         """Bookkeeping for a call that was cancelled before it answered."""
@@ -366,7 +375,7 @@ class AsyncServer:
         self.router.stats.record(call.tool, call.root, ms, "cancelled")
         self.flights.pop(id_key(call.request_id), None)
         self.router.release(call.request_id)()
-        flight.finished.set()
+        flight.finish()
 
     def reporter(self, flight: Flight) -> Reporter:
         router, call = self.router, flight.call
@@ -391,7 +400,7 @@ class AsyncServer:
                 flight.scope.cancel()
         with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
             for flight in list(self.flights.values()):
-                await flight.finished.wait()
+                await flight.finished().wait()
             if self._backend is not None:
                 await self._backend.aclose()
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,15 +47,9 @@ class SessionManager:
 
     # -- use -------------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def use(self, root: str) -> AsyncIterator[LeanSession]:
-        session = await self._session(root)
-        session.in_flight += 1
-        try:
-            yield session
-        finally:
-            session.in_flight -= 1
-            session.last_used = time.monotonic()
+    def use(self, root: str) -> SessionUse:
+        """``async with manager.use(root) as session``: the live session, counted as busy."""
+        return SessionUse(self, root)
 
     def cached(self, root: str) -> LeanSession | None:
         return self.sessions.get(root)
@@ -170,3 +163,24 @@ def _tree_rss(pid: int | None) -> int | None:
 
 def start_reaper(group: TaskGroup, manager: SessionManager) -> None:
     group.start_soon(manager.reap_idle)
+
+
+class SessionUse:
+    """One call's use of a session: started if needed, never reaped while in use."""
+
+    def __init__(self, manager: SessionManager, root: str) -> None:
+        self._manager = manager
+        self._root = root
+        self._session: LeanSession | None = None
+
+    async def __aenter__(self) -> LeanSession:
+        session = await self._manager._session(self._root)
+        session.in_flight += 1
+        self._session = session
+        return session
+
+    async def __aexit__(self, *exc: object) -> None:
+        session = self._session
+        if session is not None:
+            session.in_flight -= 1
+            session.last_used = time.monotonic()

@@ -7,8 +7,6 @@ limit.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from beam_runtime.broker import navigation
@@ -18,7 +16,7 @@ from beam_runtime.broker.goals import after_position, parse_plain_goal
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import resolve_source
 from beam_runtime.broker.reporting import CallReport, Context
-from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.session import DocumentLock, LeanSession
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
 from beam_runtime.lsp import messages
 
@@ -30,21 +28,42 @@ POSITION_METHODS = {
 }
 
 
-@asynccontextmanager
-async def checked(
-    session: LeanSession, path: str, version: int, ctx: Context
-) -> AsyncIterator[OpenDocument]:
-    source = resolve_source(session.root, path)
-    report = CallReport(ctx, source.display)
-    report.preparing()
-    async with session.document_lock(source):
-        doc, _ = await session.sync_text(source)
-        check_version(doc, version)
-        report.attach(doc)
+class CheckedDocument:
+    """The caller's document under its lock: re-read, synced with Lean, at the caller's version.
+
+    A class rather than an ``asynccontextmanager``: it runs on every document query, and an
+    async generator costs a few calls more to start and finish.
+    """
+
+    def __init__(self, session: LeanSession, path: str, version: int, ctx: Context) -> None:
+        self._session = session
+        self._path = path
+        self._version = version
+        self._ctx = ctx
+        self._held: tuple[DocumentLock, CallReport, OpenDocument] | None = None
+
+    async def __aenter__(self) -> OpenDocument:
+        session = self._session
+        source = resolve_source(session.root, self._path)
+        report = CallReport(self._ctx, source.display)
+        report.preparing()
+        lock = session.document_lock(source)
+        await lock.__aenter__()
         try:
-            yield doc
-        finally:
+            doc, _ = await session.sync_text(source)
+            check_version(doc, self._version)
+        except BaseException:
+            await lock.__aexit__()
+            raise
+        report.attach(doc)
+        self._held = (lock, report, doc)
+        return doc
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._held is not None:
+            lock, report, doc = self._held
             report.detach(doc)
+            await lock.__aexit__()
 
 
 async def ask(session: LeanSession, method: str, params: Any) -> Any:
@@ -59,7 +78,7 @@ def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, 
 
 
 async def position_tool(session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:
-    async with checked(session, args.path, args.version, ctx) as doc:
+    async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = _position_params(doc, args.line, args.character)
         if tool == "lean_references":
             params["context"] = {"includeDeclaration": args.include_declaration}
@@ -74,7 +93,7 @@ async def position_tool(session: LeanSession, tool: str, args: Any, ctx: Context
 
 
 async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
-    async with checked(session, args.path, args.version, ctx) as doc:
+    async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = {"textDocument": {"uri": doc.uri}}
         answer = await ask(session, "textDocument/documentSymbol", params)
     return {**workspace(session), "result": answer if isinstance(answer, list) else []}
@@ -88,7 +107,7 @@ async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> di
 
 
 async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
-    async with checked(session, args.path, args.version, ctx) as doc:
+    async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = _position_params(doc, args.line, args.character)
         if args.mode == "after":
             params["position"] = after_position(doc.text, args.line, args.character)
@@ -105,7 +124,7 @@ async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]
 async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     wanted = set(args.kinds) or set(KINDS)
     suggest = args.suggest == "basic"
-    async with checked(session, args.path, args.version, ctx) as doc:
+    async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         text = doc.text
         text.check_position(args.start_line, args.start_character)
         text.check_position(args.end_line, args.end_character)
@@ -142,7 +161,7 @@ def _meets(diagnostic: dict[str, Any], start: tuple[int, int], end: tuple[int, i
 
 
 async def resolve_code_action(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
-    async with checked(session, args.path, args.version, ctx) as doc:
+    async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         action = dict(args.code_action)
         try:
             answer = await ask(session, "codeAction/resolve", action)

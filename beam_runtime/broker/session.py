@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -248,19 +247,11 @@ class LeanSession:
 
     # -- documents -------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def document_lock(self, source: SourceFile) -> AsyncIterator[None]:
+    def document_lock(self, source: SourceFile) -> DocumentLock:
         lock = self._locks.get(source.abs_path)
         if lock is None:
             lock = self._locks[source.abs_path] = anyio.Lock()
-        try:  # uncontended: no yield to the loop (anyio's ``acquire`` always yields once)
-            lock.acquire_nowait()
-        except anyio.WouldBlock:
-            await lock.acquire()
-        try:
-            yield
-        finally:
-            lock.release()
+        return DocumentLock(lock)
 
     async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
         """Re-read the file and bring Lean up to date; the caller holds the document lock."""
@@ -336,3 +327,22 @@ class LeanSession:
 
 def _ms(exc: RequestTimeout) -> int:
     return int(exc.timeout * 1000)
+
+
+class DocumentLock:
+    """``async with`` one document's lock without a loop turn when it is free.
+
+    anyio's ``acquire`` always yields to the loop once, even uncontended.
+    """
+
+    def __init__(self, lock: anyio.Lock) -> None:
+        self._lock = lock
+
+    async def __aenter__(self) -> None:
+        try:
+            self._lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()

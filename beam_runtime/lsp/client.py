@@ -15,7 +15,6 @@ import itertools
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -48,12 +47,61 @@ ACKNOWLEDGED_SERVER_REQUESTS = frozenset(
 )
 
 
-@dataclass
 class _Waiter:
-    method: str
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: LspError | None = None
+    """The caller's side of one request: the answer once it came, and the wait for it.
+
+    On asyncio the wait is a bare loop future, bounded by a loop timer: an anyio Event takes
+    several calls to build, set and wait on, and ``anyio.fail_after`` a cancel scope, for every
+    request. Other anyio backends get exactly those.
+    """
+
+    def __init__(self, method: str, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.method = method
+        self.result: Any = None
+        self.error: LspError | None = None
+        self._future: asyncio.Future[None] | None = None
+        self._event: anyio.Event | None = None
+        if loop is not None:
+            self._future = loop.create_future()
+        else:
+            self._event = anyio.Event()
+
+    def is_set(self) -> bool:
+        if self._future is not None:
+            return self._future.done()
+        assert self._event is not None
+        return self._event.is_set()
+
+    def set(self) -> None:
+        if self._future is None:
+            assert self._event is not None
+            self._event.set()
+        elif not self._future.done():  # done already: answered, expired or abandoned
+            self._future.set_result(None)
+
+    async def wait(self, limit: float) -> None:
+        """Returns once set; raises ``TimeoutError`` after ``limit`` seconds."""
+        future = self._future
+        if future is None:
+            assert self._event is not None
+            with anyio.fail_after(limit):
+                await self._event.wait()
+            return
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            if not future.done():  # an answer that came first wins
+                expired = True
+                future.set_result(None)
+
+        timer = future.get_loop().call_later(limit, expire)
+        try:
+            await future
+        finally:
+            timer.cancel()
+        if expired:
+            raise TimeoutError
 
 
 class PendingRequest:
@@ -74,7 +122,7 @@ class PendingRequest:
         """
         limit = self._client.request_timeout if timeout is None else timeout
         try:
-            await _wait_bounded(self._waiter.done, limit)
+            await self._waiter.wait(limit)
         except TimeoutError:
             self.abandon()
             raise RequestTimeout(self.method, limit) from None
@@ -85,9 +133,14 @@ class PendingRequest:
             raise self._waiter.error
         return self._waiter.result
 
+    @property
+    def answered(self) -> bool:
+        """Whether the answer (or the failure of the whole connection) has arrived."""
+        return self._waiter.is_set()
+
     async def cancel(self) -> None:
         """Ask the server to cancel; ``result()`` then usually raises ``RequestCancelled``."""
-        if not self._cancel_sent and not self._waiter.done.is_set():
+        if not self._cancel_sent and not self._waiter.is_set():
             self._cancel_sent = True
             await self._client.notify("$/cancelRequest", {"id": self.id})
 
@@ -122,6 +175,7 @@ class LspClient:
         self._stderr_done = anyio.Event()
         self.server_requests: list[tuple[str, Any]] = []
         self._stop_reading: Callable[[], None] | None = None
+        self._loop = _asyncio_loop()  # None on anyio backends other than asyncio
 
     # lifecycle
 
@@ -305,7 +359,7 @@ class LspClient:
         if self._exit_error is not None:
             raise self._exit_error
         request_id = next(self._ids)
-        waiter = _Waiter(method)
+        waiter = _Waiter(method, self._loop)
         self._pending[request_id] = waiter
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -444,7 +498,7 @@ class LspClient:
                 waiter.error = response_error(waiter.method, message["error"])
             else:
                 waiter.result = message.get("result")
-            waiter.done.set()
+            waiter.set()
 
     def _server_request(self, request_id: Any, method: str, params: Any) -> None:
         self.server_requests.append((method, params))
@@ -496,36 +550,7 @@ class LspClient:
         waiters, self._pending = self._pending, {}
         for waiter in waiters.values():
             waiter.error = error
-            waiter.done.set()
-
-
-async def _wait_bounded(event: anyio.Event, limit: float) -> None:
-    """``event.wait()``, raising ``TimeoutError`` after ``limit`` seconds.
-
-    On asyncio a loop timer bounds the wait: ``anyio.fail_after`` would enter and leave a
-    cancel scope around every LSP request (about 20 µs each). On expiry the timer sets the
-    event itself, which is why each request waits on an event of its own.
-    """
-    loop = _asyncio_loop()
-    if loop is None:
-        with anyio.fail_after(limit):
-            await event.wait()
-        return
-    expired = False
-
-    def expire() -> None:
-        nonlocal expired
-        if not event.is_set():  # an answer that came first wins
-            expired = True
-            event.set()
-
-    timer = loop.call_later(limit, expire)
-    try:
-        await event.wait()
-    finally:
-        timer.cancel()
-    if expired:
-        raise TimeoutError
+            waiter.set()
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
