@@ -172,6 +172,24 @@ def paired_hovers(
     return direct, through
 
 
+def cpu_ticks() -> list[int] | None:
+    """The machine's aggregate CPU counters (Linux ``/proc/stat``), or None elsewhere."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(field) for field in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_share(before: list[int] | None, after: list[int] | None) -> str:
+    """CPU time the hypervisor gave to other guests meanwhile: the noise on a shared VM."""
+    if before is None or after is None or len(before) < 8:
+        return "unknown"
+    delta = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(delta[:8])
+    return f"{100 * delta[7] / total:.1f} %" if total else "unknown"
+
+
 def timed_calls(server: McpClient, tool: str, args: dict[str, Any], rounds: int) -> list[float]:
     times = []
     for rid in range(100_000, 100_000 + rounds):
@@ -219,7 +237,9 @@ def main() -> None:
     try:
         args = hover_args(server, root)
         paired_hovers(lsp, params, server, args, 50)  # warm-up
+        ticks = cpu_ticks()
         direct, through = paired_hovers(lsp, params, server, args, options.rounds)
+        steal = steal_share(ticks, cpu_ticks())
         parts = breakdown(server, root, options.rounds)
         if not options.no_sync:
             cold, warm, first = sync_big(server, root)
@@ -230,6 +250,7 @@ def main() -> None:
     print(f"hover direct to the fake:  median {d50:.3f} ms  p90 {_p90(direct):.3f} ms")
     print(f"hover through lean-beam-mcp: median {m50:.3f} ms  p90 {_p90(through):.3f} ms")
     print(f"added at the median: {m50 - d50:.3f} ms (target < 1 ms)")
+    print(f"CPU stolen by the hypervisor during the hovers: {steal}")
     for name, values in parts.items():
         print(f"{name}: median {statistics.median(values):.3f} ms")
     if options.no_sync:
