@@ -161,6 +161,9 @@ class Flight:
 
     call: PendingCall
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    answered: bool = False
+    cancelled: bool = False
+    notified: bool = False  # a notification of this call was sent
     done: bool = False  # answered, or cancelled and accounted for
     _finished: anyio.Event | None = field(default=None, repr=False)
 
@@ -176,9 +179,6 @@ class Flight:
             if self.done:
                 self._finished.set()
         return self._finished
-    answered: bool = False
-    cancelled: bool = False
-    notified: bool = False  # a notification of this call was sent
 
 
 class AsyncServer:
