@@ -148,12 +148,21 @@ class StderrTail:
         return tail[-(self.lines.maxlen or 64) :]
 
 
-def refresh_descendants(proc: ServerProcess) -> None:
-    """Remember every current descendant (blocking; run it in a worker thread)."""
+def refresh_descendants(proc: ServerProcess) -> bool:
+    """Remember every current descendant, forget those that ended; True if one is new.
+
+    Blocking (it reads ``/proc`` for every process on the machine): run it in a worker thread.
+    A process that left the tree but still runs (an orphan) stays remembered.
+    """
     import psutil
 
-    with contextlib.suppress(psutil.Error):
-        proc.known.update(psutil.Process(proc.pid).children(recursive=True))
+    try:
+        current = set(psutil.Process(proc.pid).children(recursive=True))
+    except psutil.Error:
+        return False
+    new = bool(current - proc.known)
+    proc.known = {known for known in proc.known if known.is_running()} | current
+    return new
 
 
 def _marked(marker: str) -> list[Any]:

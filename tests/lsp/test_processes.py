@@ -131,3 +131,29 @@ def test_server_dies_with_a_killed_parent(project: Path, main: str) -> None:
     while not gone(server) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone(server)
+
+
+def test_descendant_scan_reports_new_processes_and_forgets_ended_ones(tmp_path: Path) -> None:
+    """The tracker's scan says when the tree grew (it then keeps scanning often)."""
+    from beam_runtime.lsp import process
+
+    script = "read a; sleep 60 & echo $!; read b; kill $!; wait; echo gone; read c"
+    proc = process.spawn(["sh", "-c", script], tmp_path, None)
+    stdin, stdout = proc.popen.stdin, proc.popen.stdout
+    assert stdin is not None and stdout is not None
+    try:
+        assert process.refresh_descendants(proc) is False  # nothing below the shell yet
+        stdin.write(b"\n")
+        child = int(stdout.readline())
+        assert process.refresh_descendants(proc) is True
+        assert child in {known.pid for known in proc.known}
+        assert process.refresh_descendants(proc) is False  # same tree: nothing new
+        stdin.write(b"\n")
+        assert stdout.readline() == b"gone\n"
+        assert process.refresh_descendants(proc) is False
+        assert child not in {known.pid for known in proc.known}
+    finally:
+        process.kill_tree(proc)
+        for pipe in (proc.popen.stdin, proc.popen.stdout, proc.popen.stderr):
+            if pipe is not None:
+                pipe.close()
