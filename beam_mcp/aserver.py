@@ -194,12 +194,13 @@ class AsyncServer:
         self._backend: LeanBackend | None = None
         self.workers = Workers(tg)
         self.outbox = AsyncOutbox(out, state)
-        self.router.outbox = self.outbox
-        self.router.cancel_hook = self.cancel
-        self.router.runtime_active = lambda: self._backend is not None and \
-            self._backend.runtime_active()
-        self.router.sessions = lambda: {} if self._backend is None else \
-            self._backend.workspace_sessions()
+        server.serve_through(self)
+
+    def runtime_active(self) -> bool:
+        return self._backend is not None and self._backend.runtime_active()
+
+    def sessions(self) -> dict[str, dict[str, Any]]:
+        return {} if self._backend is None else self._backend.workspace_sessions()
 
     @property
     def backend(self) -> LeanBackend:
@@ -294,8 +295,8 @@ class AsyncServer:
     def admit(self, call: PendingCall) -> None:
         flight = Flight(call)
         self.flights[id_key(call.request_id)] = flight
-        if call.tool == "lean_drop_workspace":
-            # A drop is a fence: earlier calls drain first, later ones wait for it.
+        if call.spec.fence:
+            # A fence (a drop): earlier calls drain first, later ones wait for it.
             earlier = [f.finished() for f in self.flights.values() if f is not flight]
             self.fence = anyio.Event()
             self.tg.start_soon(self.run_drop, flight, earlier, self.fence)
@@ -304,7 +305,7 @@ class AsyncServer:
 
     def cancel(self, rid: RequestId) -> None:
         flight = self.flights.get(id_key(rid))
-        if flight is None or flight.answered or flight.call.tool == "lean_drop_workspace":
+        if flight is None or flight.answered or flight.call.spec.fence:
             return  # unknown, already answered, or not cancellable once admitted
         flight.cancelled = True
         flight.scope.cancel()
@@ -315,7 +316,7 @@ class AsyncServer:
                        fence: anyio.Event) -> None:
         try:
             reporter = self.reporter(flight)
-            reporter.progress("lean_drop_workspace: preparing workspace eviction")
+            reporter.progress(f"{flight.call.tool}: preparing workspace eviction")
             for event in earlier:
                 await event.wait()
             await self.execute(flight, reporter)
@@ -341,7 +342,7 @@ class AsyncServer:
         content: dict[str, Any] | None = None
         error: ToolError | None = None
         try:
-            content = await self.backend.call(call.tool, call.arguments, ctx)
+            content = await self.backend.call(call.spec, call.arguments, ctx)
         except ToolError as err:
             error = err
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
@@ -354,7 +355,7 @@ class AsyncServer:
             await self.outbox.delivered()
         reporter.close()
         flight.answered = True
-        if call.tool == "lean_drop_workspace" and error is None:
+        if call.spec.fence and error is None:
             self.router.stats.forget(call.root)
         self.outbox.direct = not flight.notified
         try:

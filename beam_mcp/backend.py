@@ -1,25 +1,23 @@
-"""The seam between the MCP server and whatever runs Lean (the broker).
+"""The seam between the MCP server and what runs its workspace tools.
 
 The server validates every input, canonicalizes the workspace, accounts statistics and owns
-progress, logs and cancellation; a backend only performs the Lean operation. Cancellation is
-ordinary anyio cancellation of the task that awaits `call`: a backend that must tell Lean
-(`$/cancelRequest`) catches `anyio.get_cancelled_exc_class()`, does so in a shielded scope and
-re-raises.
+progress, logs and cancellation; a backend only performs the tool. The backend is the broker
+adapter (`beam_mcp.lean`) unless `--backend`/`LEAN_BEAM_MCP_BACKEND` names another factory (a
+test hook: the tests' fault-injection backend lives in `tests/`). Cancellation is ordinary anyio
+cancellation of the task that awaits `call`: a backend that must tell Lean (`$/cancelRequest`)
+catches `anyio.get_cancelled_exc_class()`, does so in a shielded scope and re-raises.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any, Protocol
 
-from beam_mcp.errors import ToolError, runtime_setup
+from beam_mcp.errors import ToolError
 
 if TYPE_CHECKING:
     from beam_mcp.progress import Reporter
     from beam_mcp.settings import Settings
-
-# The broker provides `create_backend(settings) -> LeanBackend` in this module.
-BROKER_MODULE = "beam_runtime.broker.backend"
+    from beam_mcp.tools.catalog import ToolSpec
 
 
 class ToolContext:
@@ -52,9 +50,8 @@ class ToolContext:
 
 
 class LeanBackend(Protocol):
-    async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
-        """Runs one workspace-bound tool: every `lean_*` tool, `lean_drop_workspace` and
-        `beam_feedback_report`.
+    async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+        """Runs one workspace-bound tool (every catalog row that is not `process`).
 
         `arguments` is the validated pydantic input model. Return the `structuredContent`
         (it must echo `workspace: {"root": ctx.root}`); raise `ToolError` for tool errors.
@@ -78,44 +75,32 @@ class LeanBackend(Protocol):
 # server's long-lived task group right after it is created (session readers, idle reapers).
 
 
-class UnavailableBackend:
-    """Used until the broker exists: validated Lean calls answer a `runtimeSetup` tool error."""
-
-    async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
-        if tool == "lean_drop_workspace":
-            # Nothing can be cached without a broker, so this answer is exact.
-            return {"workspace": {"root": ctx.root}, "dropped": False,
-                    "invalidated_handles": 0, "reason": "notFound"}
-        raise runtime_setup(
-            "the Lean broker is not available in this build of lean-beam-mcp yet",
-            category="brokerUnavailable",
-            fix="upgrade lean-beam to a release that includes the Lean broker",
-            detail=f"{tool} needs a Lean session for {ctx.root}",
-        )
-
-    def runtime_active(self) -> bool:
-        return False
-
-    def workspace_sessions(self) -> dict[str, dict[str, Any]]:
-        return {}
-
-    async def aclose(self) -> None:
-        return None
-
-
 def create_backend(settings: Settings) -> LeanBackend:
-    if settings.test_backend is not None:
-        from beam_mcp.testbackend import create_test_backend
+    if settings.backend is not None:
+        backend: LeanBackend = load_factory(settings.backend)(settings)
+        return backend
+    from beam_mcp.lean import BrokerBackend
 
-        return create_test_backend(settings.test_backend)
-    try:
-        module = importlib.import_module(BROKER_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not BROKER_MODULE.startswith(exc.name):
-            raise
-        return UnavailableBackend()
-    backend: LeanBackend = module.create_backend(settings)
-    return backend
+    return BrokerBackend(settings)
 
 
-__all__ = ["LeanBackend", "ToolContext", "ToolError", "UnavailableBackend", "create_backend"]
+def load_factory(spec: str) -> Any:
+    """`FACTORY` from `/path/file.py:FACTORY` or `module:FACTORY` (the `--backend` hook)."""
+    location, _, name = spec.rpartition(":")
+    if not location or not name:
+        raise ToolError("internalError", f"--backend must be PATH.py:FACTORY, got {spec!r}")
+    import importlib
+    import importlib.util
+
+    if location.endswith(".py"):
+        found = importlib.util.spec_from_file_location("beam_backend_plugin", location)
+        if found is None or found.loader is None:
+            raise ToolError("internalError", f"--backend file cannot be loaded: {location}")
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)
+    else:
+        module = importlib.import_module(location)
+    return getattr(module, name)
+
+
+__all__ = ["LeanBackend", "ToolContext", "ToolError", "create_backend"]

@@ -19,12 +19,3 @@ class ToolError(Exception):
         if self.data is not None:
             body["data"] = self.data
         return body
-
-
-def runtime_setup(message: str, *, category: str, fix: str, detail: str,
-                  stderr_tail: list[str] | None = None) -> ToolError:
-    """The decision-20 shape for a Lean session that could not be set up."""
-    data: dict[str, Any] = {"category": category, "fix": fix, "detail": detail}
-    if stderr_tail is not None:
-        data["stderr_tail"] = stderr_tail
-    return ToolError("runtimeSetup", message, data)

@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--lean-plugin", metavar="PATH", help="Lean server plugin to load")
     p.add_argument("--log-file", metavar="PATH",
                    help="append operational log lines to this file")
+    p.add_argument("--backend", metavar="PATH.py:FACTORY",
+                   help="run tools on another backend than the Lean broker (a test hook): "
+                   "FACTORY(settings) from a Python file or module:factory")
     for knob in KNOBS:
         p.add_argument(knob.flag, metavar="N", default=None,
                        help=f"{knob.help} (default {knob.default})")

@@ -21,7 +21,7 @@ from beam_mcp.errors import ToolError
 from beam_mcp.families import Family, Lifecycle
 from beam_mcp.settings import Settings
 from beam_mcp.stats import Stats
-from beam_mcp.tools.catalog import BY_NAME, PROCESS_TOOLS
+from beam_mcp.tools.catalog import BY_NAME, ToolSpec
 from beam_mcp.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -59,12 +59,26 @@ class Outbox(Protocol):
     def send(self, data: bytes, done: Callable[[], None] | None = None) -> None: ...
 
 
+class Host(Outbox, Protocol):
+    """What the router needs from the server that owns it (given at construction)."""
+
+    def cancel(self, rid: RequestId) -> None:
+        """A `notifications/cancelled` for a request that may be running."""
+        ...
+
+    def runtime_active(self) -> bool: ...
+
+    def sessions(self) -> dict[str, dict[str, Any]]:
+        """The `session` objects of `beam_stats`, per cached workspace."""
+        ...
+
+
 @dataclass
 class PendingCall:
     """A validated `tools/call` for the backend, owned by its request id until answered."""
 
     request_id: RequestId
-    tool: str
+    spec: ToolSpec
     arguments: Any  # the validated pydantic model
     root: str
     token: str | int | None
@@ -73,13 +87,18 @@ class PendingCall:
     path: str | None
     admitted: float
 
+    @property
+    def tool(self) -> str:
+        return self.spec.name
+
 
 class Router:
-    def __init__(self, settings: Settings, outbox: Outbox) -> None:
+    def __init__(self, settings: Settings, host: Host) -> None:
         from beam_runtime.version import VERSION
 
         self.settings = settings
-        self.outbox = outbox
+        self.outbox: Outbox = host
+        self.host = host
         self.version = VERSION
         self.server_info = {"name": SERVER_NAME, "version": VERSION}
         self.state = fam.FamilyState()
@@ -87,9 +106,6 @@ class Router:
         self.stats = Stats()
         self.active: set[tuple[str, RequestId]] = set()
         self.shutting_down = False
-        self.runtime_active: Callable[[], bool] = lambda: False
-        self.sessions: Callable[[], dict[str, dict[str, Any]]] = dict
-        self.cancel_hook: Callable[[RequestId], None] = lambda rid: None
         self._tools_list: dict[str, Any] | None = None
         self._identity: tuple[float, dict[str, Any]] | None = None
 
@@ -206,7 +222,7 @@ class Router:
         elif note.method == "notifications/cancelled":
             rid = note.params.get("requestId")
             if isinstance(rid, (str, int)) and valid_id(rid):
-                self.cancel_hook(rid)
+                self.host.cancel(rid)
         # Other notifications carry nothing this server acts on.
 
     def _decorate(self, result: dict[str, Any], cache: bool) -> dict[str, Any]:
@@ -249,7 +265,8 @@ class Router:
             raise RpcError(INVALID_PARAMS, f"{mrtr[0]} is only valid after an input_required "
                            "result, and this server never returns one")
         name = params.get("name")
-        if not isinstance(name, str) or name not in BY_NAME:
+        spec = BY_NAME.get(name) if isinstance(name, str) else None
+        if spec is None:
             raise RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
@@ -257,31 +274,34 @@ class Router:
         token = _progress_token(params.get("_meta"))
         started = time.monotonic()
         try:
-            if name in PROCESS_TOOLS:
-                content = self._process_tool(name, arguments)
+            if spec.process:
+                content = self._process_tool(spec, arguments)
             else:
-                return self._admit(req.id, name, arguments, token, modern, log_level, started)
+                return self._admit(req.id, spec, arguments, token, modern, log_level, started)
         except ToolError as err:
-            self.finish_call(req.id, name, None, started, modern, error=err)
+            self.finish_call(req.id, spec.name, None, started, modern, error=err)
             return None
-        self.finish_call(req.id, name, None, started, modern, content=content)
+        self.finish_call(req.id, spec.name, None, started, modern, content=content)
         return None
 
-    def _admit(self, rid: RequestId, name: str, arguments: dict[str, Any],
+    def _admit(self, rid: RequestId, spec: ToolSpec, arguments: dict[str, Any],
                token: str | int | None, modern: bool, log_level: str | None,
                started: float) -> PendingCall:
-        model = validate_arguments(name, arguments)
-        vanished_ok = name == "lean_drop_workspace"
-        root = _call_modules().canonical_root(model.workspace.root, allow_vanished=vanished_ok)
+        model = validate_arguments(spec.name, arguments)
+        # A fence evicts its workspace, which may be gone already.
+        root = _call_modules().canonical_root(model.workspace.root, allow_vanished=spec.fence)
         path = getattr(model, "path", None)
-        return PendingCall(rid, name, model, root, token, modern, log_level, path, started)
+        return PendingCall(rid, spec, model, root, token, modern, log_level, path, started)
 
-    def _process_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _process_tool(self, spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
         if arguments:
-            validate_arguments(name, arguments)  # raises the invalidInput error
-        if name == "beam_stats":
-            return self.stats.to_json(self.sessions())
-        return self.identity()
+            validate_arguments(spec.name, arguments)  # raises the invalidInput error
+        result: dict[str, Any] = spec.handler(self)
+        return result
+
+    def stats_json(self) -> dict[str, Any]:
+        """The `beam_stats` result."""
+        return self.stats.to_json(self.host.sessions())
 
     def identity(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -291,7 +311,7 @@ class Router:
             ident = runtime_identity(SERVER_NAME, beam_cli=self.settings.beam_cli)
             ident["mcp_protocol"] = MCP_PROTOCOL
             self._identity = (now, ident)
-        return {**self._identity[1], "runtime_active": bool(self.runtime_active())}
+        return {**self._identity[1], "runtime_active": bool(self.host.runtime_active())}
 
     def finish_call(self, rid: RequestId, tool: str, root: str | None, started: float,
                     modern: bool, *, content: dict[str, Any] | None = None,

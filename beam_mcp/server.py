@@ -24,11 +24,14 @@ import select
 import signal
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from beam_mcp.router import PendingCall, Router
+from beam_mcp.router import Outbox, PendingCall, Router
 from beam_mcp.settings import Settings
-from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RpcError, decode, error_message
+from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RequestId, RpcError, decode, error_message
+
+if TYPE_CHECKING:
+    from beam_mcp.aserver import AsyncServer
 
 _CHUNK = 1 << 16
 _EOF = object()
@@ -202,12 +205,36 @@ def handle_line(router: Router, line: bytes | RpcError) -> PendingCall | None:
 
 
 class Server:
+    """The process's server, and the router's host: it owns which phase serves the router."""
+
     def __init__(self, settings: Settings, stdin_fd: int = 0, stdout_fd: int = 1) -> None:
         self.settings = settings
         self.stdout_fd = stdout_fd
         self.inbox = Inbox()
         self.reader = LineReader(stdin_fd, self.inbox)
-        self.router = Router(settings, SyncOutbox(stdout_fd))
+        self._outbox: Outbox = SyncOutbox(stdout_fd)
+        self._node: AsyncServer | None = None
+        self.router = Router(settings, self)
+
+    # -- the router's host: phase 1 answers itself, phase 2 hands over to the async node
+
+    def send(self, data: bytes, done: Callable[[], None] | None = None) -> None:
+        self._outbox.send(data, done)
+
+    def cancel(self, rid: RequestId) -> None:
+        if self._node is not None:
+            self._node.cancel(rid)
+
+    def runtime_active(self) -> bool:
+        return self._node is not None and self._node.runtime_active()
+
+    def sessions(self) -> dict[str, dict[str, Any]]:
+        return {} if self._node is None else self._node.sessions()
+
+    def serve_through(self, node: AsyncServer) -> None:
+        """Phase 2 starts: the node's outbox writes from now on, and it runs the calls."""
+        self._node = node
+        self._outbox = node.outbox
 
     def run(self) -> int:
         self._install_signals()

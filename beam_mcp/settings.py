@@ -1,7 +1,8 @@
 """Server settings: one frozen dataclass, filled from flags, then `LEAN_BEAM_MCP_*`, then defaults.
 
 MCP clients start servers with almost no environment, so every setting has both a flag and an
-environment variable (decision 27). The broker reads its knobs from this object.
+environment variable (decision 27). `beam_mcp.lean` turns this object into the broker's own
+configuration; nothing below the MCP layer sees it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ENV_PREFIX = "LEAN_BEAM_MCP_"
-# Fault injection for tests only: selects a backend that sleeps instead of running Lean.
-TEST_BACKEND_ENV = "LEAN_BEAM_MCP_TEST_BACKEND"
+# A backend other than the broker (`PATH.py:factory` or `module:factory`), e.g. the tests' fault
+# injection; read only when set, so it costs nothing otherwise.
+BACKEND_ENV = "LEAN_BEAM_MCP_BACKEND"
 SELF_CHECK_TIMEOUT_ENV = "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS"
 
 
@@ -67,7 +69,7 @@ class Settings:
     scratch_per_document: int = 1
     scratch_per_process: int = 8
     scratch_idle_ms: int = 300_000
-    test_backend: str | None = field(default=None, repr=False)
+    backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:
         """Flags that reproduce these settings in another server process (self-check)."""
@@ -80,6 +82,8 @@ class Settings:
             args += ["--lean-plugin", self.lean_plugin]
         if self.log_file is not None:
             args += ["--log-file", self.log_file]
+        if self.backend is not None:
+            args += ["--backend", self.backend]
         defaults = Settings()
         for knob in KNOBS:
             value = getattr(self, knob.name)
@@ -124,5 +128,5 @@ def build_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings
             values[knob.name] = parse_int(str(raw_flag), knob.flag, knob.minimum)
         elif env.get(knob.env):
             values[knob.name] = parse_int(env[knob.env], knob.env, knob.minimum)
-    values["test_backend"] = env.get(TEST_BACKEND_ENV) or None
+    values["backend"] = flags.get("backend") or env.get(BACKEND_ENV) or None
     return Settings(**values)

@@ -8,7 +8,10 @@ Delegation is skipped for `lean-beam install` (it always stages the code it was 
 `BEAM_NO_DELEGATE` is set to anything but `0`, and for code already running from `versions/`.
 
 `run_lean_beam`, `run_lean_beam_mcp` and `run_beam_cli` never delegate; they are the entry points
-recorded in a runtime's manifest.
+recorded in a runtime's manifest. This module sits at the bottom layer, so it names the command
+lines of the upper packages (`beam_install`, `beam_mcp`) by string in `MAINS` and imports them
+only when that command runs: the one place besides the launcher where product modules are
+loaded by name (decision 43).
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ ENTRY_POINTS = {
     "beam-cli": "beam_runtime.entry:run_beam_cli",
 }
 NO_DELEGATE_ENV = "BEAM_NO_DELEGATE"
+# The command line each console script runs, as `module:function`.
+MAINS = {
+    "lean-beam": "beam_install.cli.lean_beam:main",
+    "lean-beam-mcp": "beam_mcp.main:main",
+    "beam-cli": "beam_runtime.cli.beam_cli:main",
+}
 
 
 def current_launcher(command: str) -> tuple[str, str, str] | None:
@@ -84,28 +93,28 @@ def _print_version(name: str) -> int:
     return 0
 
 
+def _run_main(command: str) -> int:
+    import importlib
+
+    module_name, function = MAINS[command].split(":")
+    result = getattr(importlib.import_module(module_name), function)()
+    return int(result or 0)
+
+
 def run_lean_beam() -> int:
     if sys.argv[1:2] == ["--version"]:
         return _print_version("lean-beam")
-    from beam_runtime.cli.lean_beam import main
-
-    main()
-    return 0
+    return _run_main("lean-beam")
 
 
 def run_beam_cli() -> int:
     if sys.argv[1:2] == ["--version"]:
         return _print_version("beam-cli")
-    from beam_runtime.cli.beam_cli import main
-
-    main()
-    return 0
+    return _run_main("beam-cli")
 
 
 def run_lean_beam_mcp() -> int:
-    from beam_mcp.main import main
-
-    return int(main() or 0)
+    return _run_main("lean-beam-mcp")
 
 
 def lean_beam() -> int:

@@ -124,29 +124,13 @@ class FeedbackInput(WorkspaceOnly):
     include_collected: bool = False
 
 
-INPUT_MODELS: dict[str, type[Closed]] = {
-    "beam_version": NoInput,
-    "beam_stats": NoInput,
-    "beam_feedback_report": FeedbackInput,
-    "lean_drop_workspace": WorkspaceOnly,
-    "lean_run_at": RunAtInput,
-    "lean_run_at_handle": RunAtInput,
-    "lean_hover": PositionInput,
-    "lean_signature_help": PositionInput,
-    "lean_definition": PositionInput,
-    "lean_references": ReferencesInput,
-    "lean_document_symbols": DocumentInput,
-    "lean_workspace_symbols": WorkspaceSymbolsInput,
-    "lean_goals": GoalsInput,
-    "lean_todo": TodoInput,
-    "lean_code_action_resolve": CodeActionResolveInput,
-    "lean_run_with": RunWithInput,
-    "lean_run_with_linear": RunWithInput,
-    "lean_release": HandleInput,
-    "lean_update": PathInput,
-    "lean_sync": SyncInput,
-    "lean_refresh": SyncInput,
-    "lean_save": SaveInput,
-    "lean_close_save": SaveInput,
-    "lean_close": PathInput,
-}
+def _by_tool() -> dict[str, type[Closed]]:
+    """Each tool's input model, as its catalog row names it (the catalog is the one table)."""
+    from beam_mcp.tools.catalog import TOOLS
+
+    found = {spec.name: globals()[spec.model] for spec in TOOLS}
+    assert all(issubclass(model, Closed) for model in found.values())
+    return found
+
+
+INPUT_MODELS: dict[str, type[Closed]] = _by_tool()

@@ -1,20 +1,25 @@
-"""The failure a broker operation reports to the MCP caller as a tool error.
+"""The failure a broker operation reports: a stable code, a message and structured data.
 
-Tool errors are not JSON-RPC errors: they carry a stable ``code`` from tools.md, a message and
-optional structured ``data``. Process-level problems (a missing ``lake``) arrive as ``BeamError``
-from the runtime layer and are wrapped into ``runtimeSetup`` here.
+The codes are those of tools.md; the MCP layer turns a ``BrokerError`` into a tool error in one
+place and adds nothing to it. Process-level problems (a missing ``lake``) arrive as
+``BeamError`` from the runtime layer and are wrapped into ``runtimeSetup`` here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from beam_mcp.errors import ToolError
 from beam_runtime.errors import BeamError
 
 
-class BrokerError(ToolError):
-    """A tool error raised inside the broker; the MCP server reports it as it stands."""
+class BrokerError(Exception):
+    """A failed broker operation: ``code`` (tools.md), ``message`` and optional ``data``."""
+
+    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
 
     def __repr__(self) -> str:
         return f"BrokerError({self.code!r}, {self.message!r})"

@@ -20,13 +20,6 @@ from beam_runtime.broker.session import DocumentLock, LeanSession
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
 from beam_runtime.lsp import messages
 
-POSITION_METHODS = {
-    "lean_hover": "textDocument/hover",
-    "lean_signature_help": "textDocument/signatureHelp",
-    "lean_definition": "textDocument/definition",
-    "lean_references": "textDocument/references",
-}
-
 
 class CheckedDocument:
     """The caller's document under its lock: re-read, synced with Lean, at the caller's version.
@@ -77,19 +70,45 @@ def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, 
     return messages.position(doc.uri, line, character)
 
 
-async def position_tool(session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:
+async def _at_position(
+    session: LeanSession, method: str, args: Any, ctx: Context, extra: dict[str, Any] | None = None
+) -> Any:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = _position_params(doc, args.line, args.character)
-        if tool == "lean_references":
-            params["context"] = {"includeDeclaration": args.include_declaration}
-        answer = await ask(session, POSITION_METHODS[tool], params)
-    if tool in ("lean_definition", "lean_references"):
-        is_scratch = session.is_scratch_uri
-        answer = navigation.normalize_locations(answer, session.root, is_scratch)
-        return {**workspace(session), "result": answer}
+        if extra:
+            params.update(extra)
+        return await ask(session, method, params)
+
+
+def _merged(session: LeanSession, answer: Any) -> dict[str, Any]:
     if isinstance(answer, dict):
         return {**workspace(session), **answer}
     return {**workspace(session), "result": answer}
+
+
+def _locations(session: LeanSession, answer: Any) -> dict[str, Any]:
+    result = navigation.normalize_locations(answer, session.root, session.is_scratch_uri)
+    return {**workspace(session), "result": result}
+
+
+async def hover(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    return _merged(session, await _at_position(session, "textDocument/hover", args, ctx))
+
+
+async def signature_help(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    answer = await _at_position(session, "textDocument/signatureHelp", args, ctx)
+    return _merged(session, answer)
+
+
+async def definition(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    answer = await _at_position(session, "textDocument/definition", args, ctx)
+    return _locations(session, answer)
+
+
+async def references(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    extra = {"context": {"includeDeclaration": args.include_declaration}}
+    answer = await _at_position(session, "textDocument/references", args, ctx, extra)
+    return _locations(session, answer)
 
 
 async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:

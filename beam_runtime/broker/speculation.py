@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from beam_runtime.broker import probes
-from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import parse_plain_goal
 from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
 from beam_runtime.broker.operations import check_version, workspace
@@ -61,15 +60,6 @@ class Speculation:
         session.stop_observers.append(stopped)
 
     # -- tools -----------------------------------------------------------------------------
-
-    async def call(self, session: LeanSession, tool: str, args: Any, ctx: Context) -> dict:
-        if tool in ("lean_run_at", "lean_run_at_handle"):
-            return await self.run_at(session, args, ctx, keep=tool == "lean_run_at_handle")
-        if tool in ("lean_run_with", "lean_run_with_linear"):
-            return await self.run_with(session, args, ctx, linear=tool == "lean_run_with_linear")
-        if tool == "lean_release":
-            return await self.release(session, args, ctx)
-        raise BrokerError("internalError", f"{tool} is not a speculative tool")
 
     async def run_at(self, session: LeanSession, args: Any, ctx: Context, *, keep: bool) -> dict:
         source = resolve_source(session.root, args.path)

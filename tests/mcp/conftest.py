@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.helpers import Server, minimal_env
+from tests.mcp.helpers import SLEEP_BACKEND, Server, minimal_env
 
 
 @pytest.fixture
@@ -27,6 +27,6 @@ def server() -> Iterator[Server]:
 @pytest.fixture
 def sleepy() -> Iterator[Server]:
     """A server with the test-only sleep backend and a 200 ms status delay."""
-    srv = Server("--status-delay-ms", "200", env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server("--status-delay-ms", "200", env=minimal_env(**SLEEP_BACKEND))
     yield srv
     srv.kill()

@@ -55,6 +55,10 @@ def call(rid: Any, tool: str, arguments: dict[str, Any] | None = None, *, modern
     return request(rid, "tools/call", params)
 
 
+# The fault-injection backend (tests/mcp/sleep_backend.py), loaded through the --backend hook.
+SLEEP_BACKEND = {"LEAN_BEAM_MCP_BACKEND": f"{REPO}/tests/mcp/sleep_backend.py:create_backend"}
+
+
 def minimal_env(**extra: str) -> dict[str, str]:
     """What MCP clients pass: HOME, PATH and a few more, plus the repository on PYTHONPATH."""
     env = {k: os.environ[k] for k in ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from beam_mcp.settings import KNOBS, build_settings
-from tests.mcp.helpers import REPO, minimal_env
+from tests.mcp.helpers import REPO, SLEEP_BACKEND, minimal_env
 
 
 def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
@@ -71,7 +71,7 @@ def test_self_check_with_file_reports_the_failing_phase(project: Path) -> None:
 
 
 def test_self_check_with_file_passes_on_a_working_backend(project: Path) -> None:
-    done = run("--self-check", "Main.lean", cwd=project, LEAN_BEAM_MCP_TEST_BACKEND="sleep")
+    done = run("--self-check", "Main.lean", cwd=project, **SLEEP_BACKEND)
     assert done.returncode == 0, done.stderr
     assert "lean_sync: ok" in done.stdout
 
@@ -85,7 +85,7 @@ def test_self_check_missing_file_and_bad_timeout(project: Path) -> None:
 
 def test_self_check_phase_timeout(project: Path) -> None:
     (project / "6000ms.lean").write_text("")
-    done = run("--self-check", "6000ms.lean", cwd=project, LEAN_BEAM_MCP_TEST_BACKEND="sleep",
+    done = run("--self-check", "6000ms.lean", cwd=project, **SLEEP_BACKEND,
                LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS="3000")
     assert done.returncode == 1
     assert "phase lean_sync" in done.stderr and "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS" in \

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.helpers import Server, call, ids_of, minimal_env, modern, request
+from tests.mcp.helpers import SLEEP_BACKEND, Server, call, ids_of, minimal_env, modern, request
 
 
 def args(project: Path, path: str) -> dict:
@@ -110,7 +110,7 @@ def test_calls_run_concurrently_on_reused_workers(sleepy: Server, project: Path)
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT", "SIGHUP"])
 @pytest.mark.parametrize("phase", ["start", "calls"])
 def test_signals_shut_down_cleanly(project: Path, signame: str, phase: str) -> None:
-    srv = Server(env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
     try:
         srv.ask(modern(1, "tools/list"))
         if phase == "calls":

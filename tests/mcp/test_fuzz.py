@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.mcp.helpers import Server, meta, minimal_env, request
+from tests.mcp.helpers import SLEEP_BACKEND, Server, meta, minimal_env, request
 
 METHODS = ["initialize", "ping", "tools/list", "tools/call", "server/discover",
            "logging/setLevel", "notifications/initialized", "notifications/cancelled", "x/y"]
@@ -82,7 +82,7 @@ def uniquify(batch: list[bytes], offset: int) -> list[bytes]:
 
 @pytest.fixture(scope="module")
 def long_lived() -> Iterator[Server]:
-    srv = Server(env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
     yield srv
     code, stderr, _ = srv.close()
     assert (code, stderr) == (0, b"")
@@ -123,7 +123,7 @@ def test_fuzz_long_lived_server(long_lived: Server, batch: list[bytes]) -> None:
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(frames(), min_size=1, max_size=40))
 def test_fuzz_fresh_servers(batch: list[bytes]) -> None:
-    srv = Server(env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
     try:
         check_batch(srv, uniquify(batch, 1))
         code, stderr, _rest = srv.close()

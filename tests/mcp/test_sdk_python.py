@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.mcp.helpers import REPO, minimal_env
+from tests.mcp.helpers import REPO, SLEEP_BACKEND, minimal_env
 
 mcp = pytest.importorskip("mcp")
 
@@ -51,7 +51,7 @@ async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, 
     with tempfile.TemporaryFile("w+") as errlog:
         from mcp.client.stdio import stdio_client
 
-        transport = stdio_client(params(LEAN_BEAM_MCP_TEST_BACKEND="sleep"), errlog=errlog)
+        transport = stdio_client(params(**SLEEP_BACKEND), errlog=errlog)
         async with Client(transport, mode=mode, logging_callback=on_log,
                           log_level=log_level) as client:
             tools = await client.list_tools()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.helpers import REPO, minimal_env
+from tests.mcp.helpers import REPO, SLEEP_BACKEND, minimal_env
 
 SDK = "@modelcontextprotocol/sdk@1.32.2"
 HERE = Path(__file__).resolve().parent
@@ -48,7 +48,7 @@ def sdk_dir() -> Path:
 def test_typescript_sdk_legacy_client(sdk_dir: Path, project: Path) -> None:
     node = need("node")
     executable = str(Path(sys.executable).with_name("lean-beam-mcp"))
-    env = minimal_env(BEAM_NO_DELEGATE="1", LEAN_BEAM_MCP_TEST_BACKEND="sleep")
+    env = minimal_env(BEAM_NO_DELEGATE="1", **SLEEP_BACKEND)
     env["PATH"] = os.path.dirname(node) + os.pathsep + env.get("PATH", "")
     run = subprocess.run([node, str(sdk_dir / "ts_client.mjs"), executable, str(project)],
                          capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)

@@ -17,9 +17,7 @@ import tty
 from pathlib import Path
 from typing import Any
 
-from tests.mcp.helpers import REPO, Server, call, ids_of, minimal_env, structured
-
-SLEEP_BACKEND = {"LEAN_BEAM_MCP_TEST_BACKEND": "sleep"}
+from tests.mcp.helpers import REPO, SLEEP_BACKEND, Server, call, ids_of, minimal_env, structured
 
 
 def _line(message: dict[str, Any]) -> bytes:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from beam_mcp.tools import generate
 from beam_mcp.tools.catalog import NAMES
-from tests.mcp.helpers import REPO, Server, call, minimal_env, modern, structured
+from tests.mcp.helpers import REPO, SLEEP_BACKEND, Server, call, minimal_env, modern, structured
 
 EXPECTED_ORDER = [
     "beam_version", "beam_stats", "beam_feedback_report", "lean_drop_workspace", "lean_run_at",
@@ -123,7 +123,7 @@ def test_without_a_way_to_start_lean_calls_answer_runtime_setup(
 def test_symlinked_roots_are_canonicalized(project: Path, tmp_path: Path) -> None:
     alias = tmp_path / "alias"
     alias.symlink_to(project)
-    srv = Server(env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
     try:
         body = structured(srv.ask(call(1, "lean_update", {"workspace": {"root": str(alias)},
                                                           "path": "Main.lean"})))
@@ -164,7 +164,7 @@ def test_start_path_imports_nothing_heavy() -> None:
 
 
 def test_stats_per_workspace_with_test_backend(project: Path) -> None:
-    srv = Server(env=minimal_env(LEAN_BEAM_MCP_TEST_BACKEND="sleep"))
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
     try:
         ws = {"root": str(project)}
         srv.ask(call(1, "lean_sync", {"workspace": ws, "path": "Main.lean"}))

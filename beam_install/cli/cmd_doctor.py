@@ -15,7 +15,7 @@ from beam_runtime.cli.output import emit
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def doctor(install_root: str | None, as_json: bool) -> None:
     """Check the installation, client registrations, the Lean toolchain and a live MCP run."""
-    from beam_runtime.doctor import run_doctor
+    from beam_install.doctor import run_doctor
 
     report = run_doctor(install_root, cwd=Path(os.getcwd()), env=os.environ)
     emit(report, as_json)

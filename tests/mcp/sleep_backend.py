@@ -1,6 +1,7 @@
 """Test-only fault injection: a backend that sleeps and reports instead of running Lean.
 
-Selected with `LEAN_BEAM_MCP_TEST_BACKEND=sleep`; never used otherwise. It exercises the
+Selected with `LEAN_BEAM_MCP_BACKEND=<this file>:create_backend` (see `SLEEP_BACKEND` in
+`tests/mcp/helpers.py`); the product never loads it otherwise. It exercises the
 server's own machinery (concurrency, cancellation, progress, status notices, logs, statistics)
 without a Lean toolchain. Directives are read from the `path` (or `query`) argument:
 
@@ -21,6 +22,8 @@ import anyio
 
 from beam_mcp.backend import LeanBackend, ToolContext
 from beam_mcp.errors import ToolError
+from beam_mcp.settings import Settings
+from beam_mcp.tools.catalog import ToolSpec
 
 SEVERITIES = ("error", "warning", "information", "hint")
 SYNC_FAMILY = frozenset(("lean_sync", "lean_refresh", "lean_save", "lean_close_save"))
@@ -31,21 +34,22 @@ class SleepBackend:
         self._active = False
         self._roots: dict[str, int] = {}
 
-    async def call(self, tool: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+        tool = spec.name
         self._active = True
         self._roots[ctx.root] = self._roots.get(ctx.root, 0) + 1
-        spec = str(getattr(arguments, "path", None) or getattr(arguments, "query", "") or "")
+        directives = str(getattr(arguments, "path", None) or getattr(arguments, "query", "") or "")
         ctx.progress(f"{tool}: preparing the Lean workspace")
-        if "setup" in spec:
+        if "setup" in directives:
             ctx.status("preparing_dependencies", f"{tool} is preparing Lean dependencies.")
-        await self._sleep(spec, ctx)
-        if "diag" in spec:
+        await self._sleep(directives, ctx)
+        if "diag" in directives:
             self._diagnostics(arguments, ctx)
-        if "fail" in spec:
+        if "fail" in directives:
             raise ToolError("workerExited", "the test backend simulated a Lean crash")
-        if "crash" in spec:
+        if "crash" in directives:
             raise RuntimeError("the test backend simulated a bug")
-        return self._result(tool, spec, arguments, ctx)
+        return self._result(spec, directives, ctx)
 
     async def _sleep(self, spec: str, ctx: ToolContext) -> None:
         ms = _number(r"(\d+)ms", spec)
@@ -60,18 +64,20 @@ class SleepBackend:
         scope = getattr(arguments, "diagnostic_scope", "errors")
         for severity in SEVERITIES:
             if scope == "all" or severity == "error":
-                ctx.diagnostic({"path": arguments.path, "severity": severity,
-                                "message": f"a test {severity}"})
+                ctx.diagnostic(
+                    {"path": arguments.path, "severity": severity, "message": f"a test {severity}"}
+                )
 
-    def _result(self, tool: str, spec: str, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+    def _result(self, spec: ToolSpec, directives: str, ctx: ToolContext) -> dict[str, Any]:
+        tool = spec.name
         body: dict[str, Any] = {"workspace": {"root": ctx.root}, "tool": tool}
-        if tool == "lean_drop_workspace":
+        if spec.fence:
             dropped = self._roots.pop(ctx.root, 0) > 1
             body.update(dropped=dropped, invalidated_handles=0)
             if not dropped:
                 body["reason"] = "notFound"
             return body
-        body["path"] = spec
+        body["path"] = directives
         if tool in SYNC_FAMILY:
             body["document_progress"] = {"updates": 1, "done": True}
         return body
@@ -80,8 +86,17 @@ class SleepBackend:
         return self._active
 
     def workspace_sessions(self) -> dict[str, dict[str, Any]]:
-        return {root: {"active": True, "epoch": 1, "pid": None, "rss_bytes": None,
-                       "open_documents": 0, "scratch_documents": 0} for root in self._roots}
+        return {
+            root: {
+                "active": True,
+                "epoch": 1,
+                "pid": None,
+                "rss_bytes": None,
+                "open_documents": 0,
+                "scratch_documents": 0,
+            }
+            for root in self._roots
+        }
 
     async def aclose(self) -> None:
         self._roots.clear()
@@ -92,7 +107,5 @@ def _number(pattern: str, text: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def create_test_backend(name: str) -> LeanBackend:
-    if name != "sleep":
-        raise ValueError(f"unknown test backend {name!r} (only 'sleep' exists)")
+def create_backend(settings: Settings) -> LeanBackend:
     return SleepBackend()

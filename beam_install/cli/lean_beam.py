@@ -1,0 +1,40 @@
+"""`lean-beam`: install, version, runtime list/prune, doctor."""
+
+from __future__ import annotations
+
+import click
+
+from beam_runtime.cli.lazy import LazyGroup
+
+
+def _install() -> click.Command:
+    from beam_install.cli.cmd_install import install
+
+    return install
+
+
+def _version() -> click.Command:
+    from beam_runtime.cli.cmd_version import version
+
+    return version
+
+
+def _runtime() -> click.Command:
+    from beam_install.cli.cmd_runtime import runtime
+
+    return runtime
+
+
+def _doctor() -> click.Command:
+    from beam_install.cli.cmd_doctor import doctor
+
+    return doctor
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy={"install": _install, "version": _version, "runtime": _runtime, "doctor": _doctor},
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+def main() -> None:
+    """lean-beam: install and manage the lean-beam runtimes that AI agents use for Lean 4."""

@@ -1,0 +1,73 @@
+"""The broker adapter: server settings into broker configuration, catalog handlers onto the
+broker, and broker errors into tool errors (the one place where that happens)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from anyio.abc import TaskGroup
+
+from beam_mcp.errors import ToolError
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.manager import ManagerConfig
+from beam_runtime.broker.scratch import PoolConfig
+from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.session import Limits
+
+if TYPE_CHECKING:
+    from beam_mcp.backend import ToolContext
+    from beam_mcp.settings import Settings
+    from beam_mcp.tools.catalog import ToolSpec
+
+
+def broker_config(settings: Settings) -> BrokerConfig:
+    limits = Limits(
+        start_s=settings.session_start_timeout_ms / 1000,
+        barrier_s=settings.barrier_timeout_ms / 1000,
+        navigation_s=settings.navigation_timeout_ms / 1000,
+    )
+    manager = ManagerConfig(
+        lean_cmd=settings.lean_cmd,
+        beam_cli=settings.beam_cli,
+        limits=limits,
+        idle_timeout_s=settings.idle_timeout_ms / 1000,
+        max_workspaces=settings.max_workspaces,
+        config_timeout_s=min(120.0, settings.session_start_timeout_ms / 1000),
+    )
+    scratch = PoolConfig(
+        per_document=settings.scratch_per_document,
+        per_process=settings.scratch_per_process,
+        idle_s=settings.scratch_idle_ms / 1000,
+        wait_s=settings.barrier_timeout_ms / 1000,
+    )
+    return BrokerConfig(manager=manager, scratch=scratch)
+
+
+def tool_error(error: BrokerError) -> ToolError:
+    return ToolError(error.code, error.message, error.data)
+
+
+class BrokerBackend:
+    """The server's backend: each call runs its catalog row's handler on the broker."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.broker = Broker(broker_config(settings))
+
+    def attach(self, group: TaskGroup) -> None:
+        self.broker.attach(group)
+
+    async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = await spec.handler(self.broker, arguments, ctx)
+        except BrokerError as error:
+            raise tool_error(error) from None
+        return result
+
+    def runtime_active(self) -> bool:
+        return self.broker.runtime_active()
+
+    def workspace_sessions(self) -> dict[str, dict[str, Any]]:
+        return self.broker.workspace_sessions()
+
+    async def aclose(self) -> None:
+        await self.broker.aclose()

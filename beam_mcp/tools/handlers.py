@@ -1,0 +1,203 @@
+"""What each tool does once its input is valid: one handler per catalog row.
+
+A process handler answers from the router (`beam_version`, `beam_stats`); a workspace handler
+runs one broker operation and returns its result. Broker modules are imported inside the
+handlers, so the catalog that names them stays cheap to import (`tools/list` at start-up).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from beam_mcp.backend import ToolContext
+    from beam_runtime.broker.service import Broker
+
+    class ProcessHost:  # what process handlers read: the router
+        def identity(self) -> dict[str, Any]: ...
+        def stats_json(self) -> dict[str, Any]: ...
+
+
+Result = dict[str, Any]
+
+
+# ---------------------------------------------------------------------- process-wide
+
+
+def beam_version(host: ProcessHost) -> Result:
+    return host.identity()
+
+
+def beam_stats(host: ProcessHost) -> Result:
+    return host.stats_json()
+
+
+# ---------------------------------------------------------------------- workspace
+
+
+async def beam_feedback_report(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return broker.feedback(args, ctx.root, ctx)
+
+
+async def lean_drop_workspace(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return dict(await broker.drop(ctx.root))
+
+
+# ---------------------------------------------------------------------- documents
+
+
+async def lean_update(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker import operations
+
+    async def update(session: Any, a: Any, c: Any) -> Result:
+        return await operations.update(session, a.path, c)
+
+    return await broker.run(ctx.root, args.path, update, args, ctx, rereads=True)
+
+
+async def lean_sync(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _sync(broker, args, ctx, refresh=False, rereads=True)
+
+
+async def lean_refresh(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _sync(broker, args, ctx, refresh=True, rereads=False)
+
+
+async def _sync(
+    broker: Broker, args: Any, ctx: ToolContext, *, refresh: bool, rereads: bool
+) -> Result:
+    from beam_runtime.broker import operations
+
+    async def sync(session: Any, a: Any, c: Any) -> Result:
+        return await operations.sync(
+            session,
+            a.path,
+            c,
+            scope=a.diagnostic_scope,
+            items=a.diagnostics_in_result,
+            refresh=refresh,
+        )
+
+    return await broker.run(ctx.root, args.path, sync, args, ctx, rereads=rereads)
+
+
+async def lean_save(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _save(broker, args, ctx, close_after=False)
+
+
+async def lean_close_save(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _save(broker, args, ctx, close_after=True)
+
+
+async def _save(broker: Broker, args: Any, ctx: ToolContext, *, close_after: bool) -> Result:
+    from beam_runtime.broker import operations
+
+    async def save(session: Any, a: Any, c: Any) -> Result:
+        return await operations.save(
+            session, a.path, c, scope=a.diagnostic_scope, close_after=close_after
+        )
+
+    return await broker.run(ctx.root, args.path, save, args, ctx)
+
+
+async def lean_close(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker import operations
+
+    async def close(session: Any, a: Any, c: Any) -> Result:
+        return await operations.close(session, a.path)
+
+    return await broker.run(ctx.root, args.path, close, args, ctx)
+
+
+# ---------------------------------------------------------------------- queries
+
+
+async def lean_hover(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import hover
+
+    return await broker.run(ctx.root, args.path, hover, args, ctx, rereads=True)
+
+
+async def lean_signature_help(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import signature_help
+
+    return await broker.run(ctx.root, args.path, signature_help, args, ctx, rereads=True)
+
+
+async def lean_definition(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import definition
+
+    return await broker.run(ctx.root, args.path, definition, args, ctx, rereads=True)
+
+
+async def lean_references(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import references
+
+    return await broker.run(ctx.root, args.path, references, args, ctx, rereads=True)
+
+
+async def lean_document_symbols(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import document_symbols
+
+    return await broker.run(ctx.root, args.path, document_symbols, args, ctx, rereads=True)
+
+
+async def lean_workspace_symbols(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import workspace_symbols
+
+    return await broker.run(ctx.root, None, workspace_symbols, args, ctx)
+
+
+async def lean_goals(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import goals
+
+    return await broker.run(ctx.root, args.path, goals, args, ctx, rereads=True)
+
+
+async def lean_todo(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import todo
+
+    return await broker.run(ctx.root, args.path, todo, args, ctx, rereads=True)
+
+
+async def lean_code_action_resolve(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.queries import resolve_code_action
+
+    return await broker.run(ctx.root, args.path, resolve_code_action, args, ctx, rereads=True)
+
+
+# ---------------------------------------------------------------------- speculation
+
+
+async def lean_run_at(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _run_at(broker, args, ctx, keep=False)
+
+
+async def lean_run_at_handle(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _run_at(broker, args, ctx, keep=True)
+
+
+async def _run_at(broker: Broker, args: Any, ctx: ToolContext, *, keep: bool) -> Result:
+    async def run_at(session: Any, a: Any, c: Any) -> Result:
+        return await broker.speculation.run_at(session, a, c, keep=keep)
+
+    return await broker.run(ctx.root, args.path, run_at, args, ctx)
+
+
+async def lean_run_with(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _run_with(broker, args, ctx, linear=False)
+
+
+async def lean_run_with_linear(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await _run_with(broker, args, ctx, linear=True)
+
+
+async def _run_with(broker: Broker, args: Any, ctx: ToolContext, *, linear: bool) -> Result:
+    async def run_with(session: Any, a: Any, c: Any) -> Result:
+        return await broker.speculation.run_with(session, a, c, linear=linear)
+
+    return await broker.run(ctx.root, args.path, run_with, args, ctx)
+
+
+async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)

@@ -1,0 +1,114 @@
+"""The broker: the Lean operations one server process offers, over its cached sessions.
+
+The MCP layer holds one ``Broker``, hands it the server's long-lived task group (``attach``) and
+runs each tool as ``run(root, path, operation, args, ctx)``: the broker resolves the path, checks
+it can be read before a Lean session starts or changes, and runs the operation on the
+workspace's session. Failures are ``BrokerError``s (code, message, data); nothing here knows MCP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.manager import ManagerConfig, SessionManager
+from beam_runtime.broker.paths import read_source, resolve_source
+from beam_runtime.broker.reporting import Context
+from beam_runtime.broker.scratch import PoolConfig
+from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.speculation import Speculation
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.results import DropResult, Result
+
+R = TypeVar("R")
+Operation = Callable[[LeanSession, Any, Context], Awaitable[R]]
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Everything the broker is configured with (the MCP layer fills it from its settings)."""
+
+    manager: ManagerConfig
+    scratch: PoolConfig
+
+
+class Broker:
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.manager: SessionManager | None = None
+        self.speculation = Speculation(config.scratch)
+
+    def attach(self, group: TaskGroup) -> None:
+        """The server's long-lived task group: session readers and the idle reaper run there."""
+        from beam_runtime.lsp.client import LspClient
+
+        self.manager = SessionManager(self.config.manager, partial(LspClient.open_in, group))
+        self.manager.session_observers.append(self.speculation.adopt)
+        group.start_soon(self.manager.reap_idle)
+        group.start_soon(self.speculation.scratch.reap_idle)
+
+    def _manager(self) -> SessionManager:
+        if self.manager is None:
+            raise BrokerError("internalError", "the Lean broker was not attached to the server")
+        return self.manager
+
+    async def run(
+        self,
+        root: str,
+        path: str | None,
+        operation: Operation[R],
+        args: Any,
+        ctx: Context,
+        *,
+        rereads: bool = False,
+    ) -> R:
+        """Runs ``operation`` on the session of ``root``.
+
+        A named ``path`` is resolved and read first, so a bad path fails before Lean starts or
+        changes; an operation that ``rereads`` its file itself skips that read once the session
+        is live (its own read then reports the problem).
+        """
+        manager = self._manager()
+        if path is not None and not (rereads and _alive(manager, root)):
+            read_source(resolve_source(root, path))
+        async with manager.use(root) as session:
+            return await operation(session, args, ctx)
+
+    async def drop(self, root: str) -> DropResult:
+        dropped, handles = await self._manager().drop(root)
+        result: DropResult = {
+            "workspace": {"root": root},
+            "dropped": dropped,
+            "invalidated_handles": handles,
+        }
+        if not dropped:
+            result["reason"] = "notFound"
+        return result
+
+    def feedback(self, args: Any, root: str, ctx: Context) -> Result:
+        from beam_runtime.broker.feedback import feedback_report
+
+        return feedback_report(args, root, self._manager(), ctx)
+
+    def runtime_active(self) -> bool:
+        return self.manager is not None and self.manager.ever_started
+
+    def workspace_sessions(self) -> dict[str, dict[str, Any]]:
+        return {} if self.manager is None else self.manager.describe()
+
+    async def aclose(self) -> None:
+        if self.manager is not None:
+            with anyio.CancelScope(shield=True):
+                await self.manager.aclose()
+
+
+def _alive(manager: SessionManager, root: str) -> bool:
+    session = manager.cached(root)
+    return session is not None and session.alive
