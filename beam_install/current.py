@@ -7,18 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from beam_runtime import layout
+from beam_runtime.install_root import InstallRoot
 
 
 def current_id(root: Path) -> str | None:
     """The runtime id `<root>/current` names, or None when it is missing or not ours."""
-    try:
-        target = os.readlink(layout.current_link(root))
-    except OSError:
-        return None
-    parts = target.split("/")
-    if len(parts) == 2 and parts[0] == "versions" and parts[1]:
-        return parts[1]
-    return None
+    return InstallRoot(root).current_id()
 
 
 def switch_current(

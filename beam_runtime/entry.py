@@ -20,6 +20,7 @@ import os
 import sys
 
 from beam_runtime import identity, layout
+from beam_runtime.install_root import InstallRoot
 from beam_runtime.version import VERSION
 
 ENTRY_POINTS = {
@@ -38,24 +39,21 @@ MAINS = {
 
 def current_launcher(command: str) -> tuple[str, str, str] | None:
     """(root, launcher, runtime version) of a sound `<root>/current`, or None."""
-    root, problem = layout.root_problem(layout.spelled_install_root(None))
-    if problem is not None or identity.marker_problem(root) is not None:
+    path, problem = layout.root_problem(layout.spelled_install_root(None))
+    if problem is not None:
         return None
-    try:
-        target = os.readlink(os.path.join(root, layout.CURRENT_NAME))
-    except OSError:
+    root = InstallRoot(path)
+    if root.marker_problem() is not None:
         return None
-    parts = target.split("/")
-    if len(parts) != 2 or parts[0] != "versions" or parts[1] in ("", ".", ".."):
+    runtime_id = root.current_runtime()
+    if runtime_id is None:
         return None
-    runtime = os.path.join(root, "versions", parts[1])
-    if os.path.islink(runtime) or not os.path.isdir(runtime):
-        return None
+    runtime = root.runtime_dir(runtime_id)
     manifest, problem = identity.read_manifest(runtime)
     launcher = os.path.join(runtime, "bin", command)
     if manifest is None or not os.access(launcher, os.X_OK) or os.path.islink(launcher):
         return None
-    return root, launcher, str(manifest["version"])
+    return path, launcher, str(manifest["version"])
 
 
 def _delegation_disabled(argv: list[str], command: str) -> bool:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from beam_runtime.layout import current_link, versions_dir
+from beam_runtime.install_root import InstallRoot
+from beam_runtime.layout import versions_dir
 
 if TYPE_CHECKING:
     from beam_runtime.record_check import ManifestRecord
@@ -60,14 +61,8 @@ class RuntimeEntry:
 
 
 def current_runtime_id(root: Path) -> str | None:
-    """The id `<root>/current` resolves to, when it resolves to a directory of `versions/`."""
-    link = current_link(root)
-    target = os.path.realpath(link)
-    if not os.path.isdir(target) or os.path.dirname(target) != os.path.realpath(
-        versions_dir(root)
-    ):
-        return None
-    return os.path.basename(target)
+    """The id `<root>/current` names, when `versions/<id>` is a real directory."""
+    return InstallRoot(root).current_runtime()
 
 
 def inspect_entry(path: Path, marker_ok: bool | None = None) -> RuntimeEntry:
@@ -77,7 +72,7 @@ def inspect_entry(path: Path, marker_ok: bool | None = None) -> RuntimeEntry:
     validates and names this id is exactly what `record_check.structural_problem` accepts, so the
     manifest is parsed once; anything else gets `structural_problem`'s own reason.
     """
-    from beam_runtime.identity import marker_problem
+    from beam_runtime.install_root import marker_problem
     from beam_runtime.record_check import load_manifest, structural_problem
 
     try:
@@ -101,13 +96,11 @@ def inspect_entry(path: Path, marker_ok: bool | None = None) -> RuntimeEntry:
 def scan_runtimes(root: Path) -> list[RuntimeEntry]:
     """Every entry of `<root>/versions`, newest valid runtime first, then the invalid ones."""
     versions = versions_dir(root)
-    try:
-        names = sorted(os.listdir(versions))
-    except FileNotFoundError:
+    reader = InstallRoot(root)
+    names = reader.runtime_names()
+    if not names:
         return []
-    from beam_runtime.identity import marker_problem
-
-    marker_ok = marker_problem(str(root)) is None
+    marker_ok = reader.marker_problem() is None
     entries = [inspect_entry(versions / name, marker_ok) for name in names]
     valid = sorted(
         (e for e in entries if e.manifest), key=lambda e: (e.created_at or "", e.name), reverse=True
