@@ -10,14 +10,29 @@ from pathlib import Path
 from beam_runtime import layout
 
 
-def make_writable(tree: Path) -> None:
-    """Give the owner write access back (prune calls this before deleting a runtime)."""
-    for current, dirs, files in os.walk(tree):
-        for name in dirs + files:
-            path = os.path.join(current, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode):
-                os.chmod(path, stat.S_IMODE(mode) | stat.S_IWUSR)
+def _writable_dirs(path: Path) -> None:
+    """Give directories their owner bits back so their entries can be unlinked (decision 3).
+
+    Files keep their modes: unlinking needs write access to the directory only.
+    """
+    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRWXU)
+    for current, dirnames, _files in os.walk(path):
+        for name in dirnames:
+            child = os.path.join(current, name)
+            if not os.path.islink(child):
+                os.chmod(child, stat.S_IMODE(os.lstat(child).st_mode) | stat.S_IRWXU)
+
+
+def delete_tree(path: Path) -> None:
+    """The one way lean-beam deletes what it wrote: write bits back first, then remove.
+
+    A link or a file is unlinked (never followed); a missing path is fine.
+    """
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+        return
+    _writable_dirs(path)
+    shutil.rmtree(path)
 
 
 def clean_stale(root: Path) -> list[str]:
@@ -27,11 +42,7 @@ def clean_stale(root: Path) -> list[str]:
         if not directory.is_dir():
             continue
         for entry in sorted(directory.iterdir()):
-            if entry.is_dir() and not entry.is_symlink():
-                make_writable(entry)
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+            delete_tree(entry)
             cleaned.append(str(entry))
     leftovers = [
         *root.glob(f"{layout.CURRENT_TMP_PREFIX}*"),

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
-import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -25,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from beam_install.cleanup import delete_tree
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import bin_dir, lease_path, trash_dir, versions_dir
 from beam_runtime.listing import (
@@ -228,27 +227,6 @@ def _pause(env: Mapping[str, str], step: int, runtime_id: str) -> None:
                 "internalError", f"prune pause {step} was never released", f"unset {PAUSE_DIR_VAR}"
             )
         time.sleep(0.005)
-
-
-def _make_writable_dirs(path: Path) -> None:
-    """Give directories their write bits back so their entries can be unlinked (decision 3).
-
-    Files keep their modes: unlinking needs write access to the directory only.
-    """
-    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRWXU)
-    for current, dirnames, _files in os.walk(path):
-        for name in dirnames:
-            child = os.path.join(current, name)
-            if not os.path.islink(child):
-                os.chmod(child, stat.S_IMODE(os.lstat(child).st_mode) | stat.S_IRWXU)
-
-
-def delete_tree(path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-        return
-    _make_writable_dirs(path)
-    shutil.rmtree(path)
 
 
 def clear_trash(root: Path) -> int:
