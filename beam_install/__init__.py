@@ -1,1 +1,1 @@
-"""Writes the install root: staging, manifests, markers, wrappers, the current switch, prune."""
+"""Writes the install root and client configs: install, prune, and the `lean-beam` command."""

@@ -95,3 +95,9 @@ def test_no_test_code_ships_in_the_product() -> None:
     names = [p.relative_to(REPO).as_posix() for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")
              if p.name.startswith("test") or "fake" in p.name]
     assert names == []
+
+
+def test_architecture_page_is_generated_from_the_docstrings() -> None:
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "architecture.py"), "--check"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr

@@ -1,1 +1,1 @@
-"""Thin click front ends: `lean-beam` and `beam-cli`. Commands live one per module."""
+"""Shared command-line plumbing: the lazy click group, result rendering, and `beam-cli`."""
