@@ -173,10 +173,12 @@
           # `nix develop`: the test dependencies, Node for the TypeScript SDK test, and an
           # editable install of this checkout in .venv-nix (deps come from the shell's PYTHONPATH).
           devShells.default = pkgs.mkShell {
-            packages = [
+            packages = [ pkgs.nodejs ];
+            # buildInputs, as in the nixpkgs manual's venvShellHook example: the Python setup
+            # hook puts these on PYTHONPATH.
+            buildInputs = [
               pkgs.python3
               py.venvShellHook
-              pkgs.nodejs
             ]
             ++ runtimeDeps py
             ++ testDeps py

@@ -59,7 +59,7 @@ in
     python = map describe (builtins.head check.nativeBuildInputs).stubPackages;
   };
   devShell = {
-    packages = map describe shell.packages;
+    packages = map describe (shell.packages ++ shell.buildInputs);
     inherit (shell) venvDir postVenvCreation;
   };
   formatter = outputs.formatter.${system}.stubAttr;
