@@ -183,11 +183,28 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
                    if entry.name == current else "lean-beam runtime prune --yes")
             report.add("runtimes", entry.name, FAIL,
                        f"{flags}; its interpreter {interpreter} is gone", fix)
+        check_nix_gcroot(report, root, entry.name, str(interpreter))
         if entry.active and entry.name != current:
             report.add("runtimes", f"{entry.name} lease", WARN,
                        "processes still run this older runtime",
                        "restart the MCP clients (agents) to move them to the current runtime")
     check_stale_leases(report, root, {e.name for e in entries})
+
+
+def check_nix_gcroot(report: DoctorReport, root: Path, name: str, interpreter: str) -> None:
+    """A runtime on a /nix/store interpreter needs `state/gcroots/<id>` (decision 19)."""
+    from beam_runtime.layout import gcroots_dir
+
+    if not interpreter.startswith("/nix/store/"):
+        return
+    gcroot = gcroots_dir(root) / name
+    if os.path.islink(gcroot) and os.path.exists(gcroot):
+        report.add("runtimes", f"{name} gc root", OK, f"{gcroot} -> {os.readlink(gcroot)}")
+        return
+    report.add("runtimes", f"{name} gc root", WARN,
+               f"no Nix GC root at {gcroot}: nix-collect-garbage may delete the interpreter "
+               "and the libraries this runtime links against",
+               "rerun `lean-beam install` from the Nix package (with nix-store on PATH)")
 
 
 def check_stale_leases(report: DoctorReport, root: Path, names: set[str]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from beam_install.cleanup import clean_stale
 from beam_install.current import current_id, switch_current
 from beam_install.lock import install_lock
-from beam_install.payload import Payload, compute_payload
+from beam_install.payload import Payload, compute_payload, nix_store_paths
 from beam_install.root import claim_root, inspect_root, prepare_state
 from beam_install.wrappers import Action, plan_links, plan_wrappers, write_links, write_wrappers
 from beam_runtime import layout
@@ -156,15 +156,15 @@ def _build(root: Path, payload: Payload) -> None:
 
 
 def _nix_gcroot(root: Path, payload: Payload) -> str | None:
-    """Keep a Nix interpreter alive while a runtime needs it (decision 19)."""
-    executable = payload.python["executable"]
+    """Keep what a runtime needs from /nix/store alive (decision 19): `gcroots/<id>` roots the
+    interpreter, `<id>-2`, `<id>-3`... the store paths the payload was copied from."""
+    store_paths = nix_store_paths(payload)
     nix_store = shutil.which("nix-store")
-    if not executable.startswith("/nix/store/") or nix_store is None:
+    if not store_paths or nix_store is None:
         return None
-    store_path = "/".join(executable.split("/")[:4])
     gcroot = layout.gcroots_dir(root) / payload.runtime_id
     gcroot.parent.mkdir(parents=True, exist_ok=True)
-    command = [nix_store, "--add-root", str(gcroot), "--realise", store_path]
+    command = [nix_store, "--add-root", str(gcroot), "--realise", *store_paths]
     done = subprocess.run(command, capture_output=True, timeout=60, check=False)
     return str(gcroot) if done.returncode == 0 else None
 

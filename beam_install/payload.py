@@ -130,6 +130,19 @@ def installing_environment() -> str:
     return "unknown"
 
 
+def nix_store_paths(payload: Payload) -> list[str]:
+    """The /nix/store paths a runtime of `payload` needs kept: its interpreter's first, then
+    every one its files were copied from (their closures hold what the copies link against)."""
+    paths = [payload.python["executable"]]
+    paths += sorted({item.source for item in payload.files if item.source is not None})
+    found: dict[str, None] = {}
+    for path in paths:
+        parts = path.split("/")
+        if path.startswith("/nix/store/") and len(parts) > 3:
+            found.setdefault("/".join(parts[:4]), None)
+    return list(found)
+
+
 def launcher_text(python: str, command: str) -> bytes:
     """A runtime launcher: embeds the interpreter and entry point, never the root or the id."""
     code = (

@@ -59,6 +59,18 @@ def build_wheel(work: Path) -> Path:
     return wheel
 
 
+def share_site_dirs(venv: Path) -> None:
+    """Let the venv see this Python's site directories (the Nix check's `withPackages` env).
+
+    `--system-site-packages` only shares the bare interpreter's own directory, which in the Nix
+    store holds nothing. A `.pth` line is appended to the venv's path, after its own packages.
+    """
+    minor = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site = venv / "lib" / minor / "site-packages"
+    shared = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    (site / "beam-test-shared.pth").write_text("".join(f"{p}\n" for p in shared))
+
+
 def create_venv(work: Path, wheel: Path) -> Path:
     venv = work / "venv"
     shared = ["--system-site-packages"] if OFFLINE else []
@@ -76,6 +88,8 @@ def create_venv(work: Path, wheel: Path) -> Path:
         capture_output=True,
         timeout=900,
     )
+    if OFFLINE:  # after pip, so that it does not find lean-beam already there
+        share_site_dirs(venv)
     return venv
 
 
