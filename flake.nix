@@ -91,6 +91,7 @@
           build
           ruff
           mypy
+          import-linter
         ]
         ++ mcpForTests ps;
       # `pip wheel --no-build-isolation` in the offline test venv needs the build backend.

@@ -55,6 +55,7 @@ PYPI_TO_NIX = {
     "build": "build",
     "ruff": "ruff",
     "mypy": "mypy",
+    "import-linter": "import-linter",
     "setuptools": "setuptools",
     "wheel": "wheel",
 }
