@@ -44,6 +44,8 @@ def config_from(settings: Settings) -> ManagerConfig:
         start_s=settings.session_start_timeout_ms / 1000,
         barrier_s=settings.barrier_timeout_ms / 1000,
         navigation_s=settings.navigation_timeout_ms / 1000,
+        rpc_keepalive_s=settings.rpc_keepalive_ms / 1000,
+        barrier_reissue_s=settings.barrier_reissue_ms / 1000,
     )
     return ManagerConfig(
         lean_cmd=settings.lean_cmd,

@@ -34,7 +34,7 @@ from beam_runtime.lsp import messages
 @dataclass(frozen=True)
 class PoolConfig:
     per_document: int = 1
-    per_process: int = 8
+    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
     idle_s: float = 300.0
     wait_s: float = 600.0  # bound on queueing for a scratch document
 
@@ -81,6 +81,7 @@ class ScratchDocument:
         self.session.uri_observers.pop(self.uri, None)
         if self.opened and self.session.alive:
             with anyio.CancelScope(shield=True):
+                await self.session.forget_rpc(self.uri)
                 await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
 

@@ -146,15 +146,16 @@ def test_goal_parsing() -> None:
     goal = parse_goal("case right\np q : Prop\nhp : p\nn : Nat := 5\nf : Nat →\n  Nat\n⊢ q ∧\n  p")
     assert goal == {
         "userName": "right",
+        "kind": "goal",
         "hyps": [
             {"names": ["p", "q"], "type": "Prop"},
             {"names": ["hp"], "type": "p"},
             {"names": ["n"], "type": "Nat", "value": "5"},
-            {"names": ["f"], "type": "Nat →\n  Nat"},
+            {"names": ["f"], "type": "Nat →\nNat"},
         ],
-        "target": "q ∧\n  p",
+        "target": "q ∧\np",
     }
-    assert parse_goal("⊢ True") == {"hyps": [], "target": "True"}
+    assert parse_goal("⊢ True") == {"kind": "goal", "hyps": [], "target": "True"}
 
 
 def test_after_position_rule() -> None:
