@@ -300,6 +300,11 @@ class Document:
                 snap.done = True
                 # Lean's reportSnapshots: the fatal progress first, then the publish.
                 server.notify_progress(self, snap, [self._whole(snap, 2)])
+                delay = server.settings.fatal_publish_delay_ms / 1000.0
+                if delay > 0:
+                    server.cond.wait(delay)  # lets a client act on the progress alone
+                if self._stale(snap):
+                    return False
                 server.publish(self, snap)
                 snap.reported = True
             server.cond.notify_all()
