@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskStatus
 
-from beam_runtime.broker import errors
+from beam_runtime.broker import errors, freshness
+from beam_runtime.broker.diagnostics import is_stale_marker
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.paths import SourceFile, path_to_uri
 from beam_runtime.broker.session import LeanSession
@@ -48,6 +49,10 @@ class ScratchDocument:
     busy: bool = False
     closed: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    header: str | None = None  # the header the current worker loaded
+    stamps: dict[str, freshness.Stamp] = field(default_factory=dict)  # of its imports then
+    stale_modules: list[str] = field(default_factory=list)  # after the last load, if any
+    reopened: int = 0
 
     @property
     def uri(self) -> str:
@@ -60,7 +65,31 @@ class ScratchDocument:
             self.mirror.on_diagnostics(params)
 
     async def load(self, text: str) -> OpenDocument:
-        """Send ``text`` to Lean (open once, then full ``didChange``), then wait for it."""
+        """Send ``text`` to Lean (open once, then full ``didChange``), then wait for it.
+
+        A worker that loaded imports which have been rebuilt since, or that Lean itself calls
+        out of date, is replaced first (close, then open again: a new worker loads them anew).
+        If Lean still reports stale imports after that, ``stale_modules`` names them.
+        """
+        self.stale_modules = []
+        modules = freshness.header_modules(text)
+        now = self._stamps(modules)
+        header = freshness.header_text(text)
+        rebuilt = freshness.changed(self.stamps, now) if header == self.header else []
+        if self.opened and rebuilt:
+            await self._reopen()
+        mirror = await self._send(text, header, now)
+        if _stale_notice(mirror):
+            await self._reopen()
+            mirror = await self._send(text, header, self._stamps(modules))
+            if _stale_notice(mirror):
+                self.stale_modules = rebuilt or modules
+        return mirror
+
+    def _stamps(self, modules: list[str]) -> dict[str, freshness.Stamp]:
+        return freshness.stamps(self.session.root, modules, self.session.saved_modules)
+
+    async def _send(self, text: str, header: str, now: dict[str, freshness.Stamp]) -> OpenDocument:
         data = text.encode("utf-8")
         mirror = self.mirror
         mirror.new_version(mirror.version + 1, data, content_digest(data))
@@ -71,8 +100,18 @@ class ScratchDocument:
         else:
             change = messages.did_change_full(self.uri, mirror.version, text)
             await self.session.notify("textDocument/didChange", change)
+        if header != self.header:  # a new header: Lean restarts the worker, which loads now
+            self.header, self.stamps = header, now
         await self.session.barrier(mirror)
         return mirror
+
+    async def _reopen(self) -> None:
+        """Close the scratch document in Lean: its worker ends, the next open starts anew."""
+        self.opened = False
+        self.header = None
+        self.reopened += 1
+        await self.session.forget_rpc(self.uri)
+        await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
     async def close(self) -> None:
         if self.closed:
@@ -83,6 +122,10 @@ class ScratchDocument:
             with anyio.CancelScope(shield=True):
                 await self.session.forget_rpc(self.uri)
                 await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
+
+
+def _stale_notice(mirror: OpenDocument) -> bool:
+    return any(is_stale_marker(item) for item in mirror.diagnostics)
 
 
 @dataclass(eq=False)

@@ -85,6 +85,7 @@ class LeanSession:
         self.stop_reason = "sessionRestarted"  # the manager says "workspaceDropped" on drop
         self.server_capabilities: dict[str, Any] = {}
         self.rpc: Any = None  # ``rpc.RpcSessions``, made on the first goals question
+        self.saved_modules: dict[str, int] = {}  # module -> how many times lean_save built it
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents (issue 6) never appear in navigation results."""
@@ -300,6 +301,10 @@ class LeanSession:
             closing = messages.did_close(doc.uri)
             await self._require_channel().notify("textDocument/didClose", closing)
         return True
+
+    def module_rebuilt(self, module: str) -> None:
+        """``lean_save`` built ``module``: workers that imported it have a stale copy."""
+        self.saved_modules[module] = self.saved_modules.get(module, 0) + 1
 
     async def forget_rpc(self, uri: str) -> None:
         if self.rpc is not None:

@@ -178,6 +178,7 @@ class Speculation:
             report.attach(scratch.mirror)
             try:
                 mirror = await scratch.load(layout.text)
+                stale_modules = list(scratch.stale_modules)
                 items = list(mirror.diagnostics)
                 fatal = mirror.progress.fatal
                 found = None
@@ -187,6 +188,9 @@ class Speculation:
             finally:
                 report.detach(scratch.mirror)
         result = probes.run_result(items, layout, fatal)
+        if stale_modules:  # Lean would not load fresh imports even in a new worker
+            result["stale_imports"] = True
+            result["stale_modules"] = stale_modules
         result["proof_state"] = {"goals": found[1]} if found is not None else None
         result["next_handle"] = None
         record = None

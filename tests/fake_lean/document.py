@@ -89,6 +89,9 @@ class Document:
         self.fresh_elaborations = 0
         self.worker_gen = 0  # bumped whenever the worker process is replaced (RPC sessions die)
         self.restarting = False
+        # (header, worker generation) and what that worker loaded: Lean reads imports once per
+        # worker process, so a rebuilt import is only seen by a new worker.
+        self.loaded_imports: tuple[tuple[str, int], imports.HeaderResult] | None = None
         self.snap = self._new_snapshot()
 
     # lifecycle (all called with the server lock held)
@@ -282,10 +285,20 @@ class Document:
         modules = imports.imported_modules(snap.lines, snap.header_end)
         with server.cond:
             open_texts = {doc.uri: doc.text for doc in server.docs.values()}
-        result = imports.process_header(
-            server.settings, server.root, self.uri, modules, self.build_mode, open_texts
-        )
-        lake_setup = server.settings.under_lake and result.local_modules
+        key = ("\n".join(snap.lines[: snap.header_end]), self.worker_gen)
+        loaded = self.loaded_imports
+        if loaded is not None and loaded[0] == key:
+            result, fresh = loaded[1], False  # a worker loads its imports once
+        else:
+            result, fresh = (
+                imports.process_header(
+                    server.settings, server.root, self.uri, modules, self.build_mode, open_texts
+                ),
+                True,
+            )
+            if result.fatal_message is None:
+                self.loaded_imports = (key, result)
+        lake_setup = fresh and server.settings.under_lake and result.local_modules
         if lake_setup and not self._setup_lines(snap, result.local_modules, clock):
             return False
         with server.cond:
@@ -293,6 +306,9 @@ class Document:
                 return False
             snap.header_done = True
             snap.env = Env(decls=dict(result.decls))
+            if server.settings.stale_notice and result.local_modules and not self.sticky:
+                notice = Diag(Pos(0, 0), eof(snap.lines), INFORMATION, imports.SHOULD_REBUILD)
+                self.sticky.append(notice)
             if result.fatal_message is not None:
                 end = eof(snap.lines)
                 snap.header_diags = [Diag(Pos(0, 0), end, ERROR, result.fatal_message)]
