@@ -124,6 +124,19 @@ class ScratchDocument:
                 await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
 
+def _shared(a: bytes, b: bytes) -> int:
+    """Length of the common start of two texts."""
+    limit = min(len(a), len(b))
+    index = 0
+    step = 4096
+    while index < limit and a[index : index + step] == b[index : index + step]:
+        index += step
+    index = min(index, limit)
+    while index < limit and a[index] == b[index]:
+        index += 1
+    return index
+
+
 def _stale_notice(mirror: OpenDocument) -> bool:
     return any(is_stale_marker(item) for item in mirror.diagnostics)
 
@@ -148,10 +161,15 @@ class ScratchRegistry:
         return sum(1 for doc in self.open if doc.session is session)
 
     @asynccontextmanager
-    async def borrow(self, session: LeanSession, source: SourceFile) -> AsyncIterator[
-        ScratchDocument
-    ]:
-        """A scratch document for ``source``, exclusively for the duration of the block."""
+    async def borrow(
+        self, session: LeanSession, source: SourceFile, text: str = ""
+    ) -> AsyncIterator[ScratchDocument]:
+        """A scratch document for ``source``, exclusively for the duration of the block.
+
+        Of the free ones, the one whose text in Lean shares the longest start with ``text`` (the
+        probe about to run), so that Lean re-elaborates the least: nearby probes of one source
+        document land on the same scratch document.
+        """
         key = (session, source.abs_path)
         pool = self.pools.get(key)
         if pool is None:
@@ -159,7 +177,7 @@ class ScratchRegistry:
         with anyio.fail_after(self.config.wait_s):
             await pool.slots.acquire()
         try:
-            doc = await self._obtain(pool, session, source)
+            doc = await self._obtain(pool, session, source, text.encode("utf-8"))
             doc.busy = True
             failed = True
             try:
@@ -177,13 +195,15 @@ class ScratchRegistry:
             pool.slots.release()
 
     async def _obtain(
-        self, pool: DocumentPool, session: LeanSession, source: SourceFile
+        self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes
     ) -> ScratchDocument:
         """A free scratch document of this pool, else a new one within the process cap."""
         with anyio.fail_after(self.config.wait_s):
             while True:
                 if pool.free:
-                    return pool.free.pop()
+                    best = max(pool.free, key=lambda doc: _shared(doc.mirror.data, text))
+                    pool.free.remove(best)
+                    return best
                 if len(self.open) < self.config.per_process:
                     return self._create(session, source)
                 idle = [doc for doc in self.open if not doc.busy]

@@ -174,7 +174,7 @@ class Speculation:
             layout = probes.tactic_layout(snap.prefix, earlier, piece, snap.column)
         else:
             layout = probes.command_layout(snap.prefix, earlier, piece)
-        async with self.scratch.borrow(session, snap.source) as scratch:
+        async with self.scratch.borrow(session, snap.source, layout.text) as scratch:
             report.attach(scratch.mirror)
             try:
                 mirror = await scratch.load(layout.text)

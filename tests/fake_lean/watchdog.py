@@ -292,8 +292,8 @@ class Server:
         if method == "shutdown" and params is None:
             self._shutdown(request_id)
             return
-        self._log({"request": method, "id": request_id})
         uri = _request_uri(params)
+        self._log({"request": method, "id": request_id, "uri": uri})
         pending = Pending(request_id, method, uri)
         with self.cond:
             pending.doc = self.docs.get(uri) if uri is not None else None
