@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.broker.fake import fake_server, ok, workspace
+from tests.broker.fake import err, fake_server, ok, request_log, workspace
 from tests.mcp.helpers import Server
 
 LONG = " → ".join(f"SomeRatherLongTypeName{n} α β" for n in range(8))
@@ -153,3 +153,31 @@ def test_rpc_and_plain_goal_agree_on_every_layout(servers: list[Server], project
     assert "\n" in wrapped["type"]  # Lean broke it; the parser kept the name and the whole type
     assert _collapse(fallback[16]["goals"][0]["hyps"][0]["value"]) == LONG_VALUE
     assert [g.get("userName") for g in over_rpc[2]["goals"]] == ["left", "right"]
+
+
+def test_without_an_rpc_provider_goals_come_from_plain_goal(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
+    """The legacy profile advertises no ``experimental.rpcProvider``: no RPC is even tried."""
+    (project / "Goals.lean").write_text("def n : Nat := 1\nexample : True := by\n  skip\n  sorry\n")
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(servers, FAKE_LEAN_PROFILE="v4.2x-legacy", FAKE_LEAN_REQUEST_LOG=str(log))
+    ws = workspace(project)
+    version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
+    args = {**ws, "path": "Goals.lean", "version": version, "mode": "before"}
+    answer = ok(server, 2, "lean_goals", {**args, "line": 2, "character": 2})
+    assert answer["source"] == "plainGoal"
+    assert answer["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
+    assert not [e for e in request_log(log) if "rpc" in str(e.get("request"))]
+    term = err(server, 3, "lean_goals", {**args, "line": 0, "character": 4})
+    assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
+
+
+def test_no_tactic_state_over_rpc_is_invalid_params(servers: list[Server], project: Path) -> None:
+    (project / "Goals.lean").write_text("def n : Nat := 1\n")
+    server = fake_server(servers)
+    ws = workspace(project)
+    version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
+    args = {**ws, "path": "Goals.lean", "version": version, "line": 0, "character": 4}
+    term = err(server, 2, "lean_goals", {**args, "mode": "after"})
+    assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
