@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+import anyio
+
 from beam_runtime.broker import interactive
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import parse_plain_goal
@@ -92,8 +94,6 @@ class RpcSessions:
         channel.spawn(self._keep_alive)
 
     async def _keep_alive(self) -> None:
-        import anyio
-
         period = self.session.limits.rpc_keepalive_s
         try:
             while self.session.alive:
@@ -101,8 +101,8 @@ class RpcSessions:
                 for uri, session_id in list(self.ids.items()):
                     params = {"uri": uri, "sessionId": session_id}
                     await self.session.notify("$/lean/rpc/keepAlive", params)
-        except (BrokerError, LspError):
-            return  # the server went away; nothing is left to keep alive
+        except Exception:  # the server went away (or the pipe broke): nothing to keep alive;
+            return  # never let this task take the client's task group down with it
         finally:
             self._keeping_alive = False
 

@@ -10,6 +10,9 @@ Pools (decision 40): at most ``per_document`` scratch documents per source docum
 one document run in parallel up to that number, then queue) and ``per_process`` in total (making
 room closes the least recently used idle one; when all are busy the caller waits). Idle ones are
 closed after ``idle_s``, because each open document costs Lean a worker process.
+
+A worker loads its imports once, so a scratch document whose imports were rebuilt since it was
+opened is closed and opened again before the next probe (``freshness.py``).
 """
 
 from __future__ import annotations
@@ -52,7 +55,6 @@ class ScratchDocument:
     header: str | None = None  # the header the current worker loaded
     stamps: dict[str, freshness.Stamp] = field(default_factory=dict)  # of its imports then
     stale_modules: list[str] = field(default_factory=list)  # after the last load, if any
-    reopened: int = 0
 
     @property
     def uri(self) -> str:
@@ -109,7 +111,6 @@ class ScratchDocument:
         """Close the scratch document in Lean: its worker ends, the next open starts anew."""
         self.opened = False
         self.header = None
-        self.reopened += 1
         await self.session.forget_rpc(self.uri)
         await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
