@@ -46,6 +46,7 @@ LAYOUTS: list[tuple[str, list[str]]] = [
     (": True", ["fake_hyp a b : Nat", "fake_hyp c : Nat", "fake_hyp d : Int"]),
     (": True", ["fake_hyp x : Nat ::= 5", "fake_hyp y : Nat ::= 5"]),
     (": True", [f"fake_hyp h : {LONG}", "fake_conv"]),
+    (": True → True → True", ["intro", "intro"]),
 ]
 
 
@@ -153,6 +154,9 @@ def test_rpc_and_plain_goal_agree_on_every_layout(servers: list[Server], project
     assert "\n" in wrapped["type"]  # Lean broke it; the parser kept the name and the whole type
     assert _collapse(fallback[16]["goals"][0]["hyps"][0]["value"]) == LONG_VALUE
     assert [g.get("userName") for g in over_rpc[2]["goals"]] == ["left", "right"]
+    shadowed = over_rpc[26]["goals"][0]["hyps"]
+    assert shadowed == [{"names": ["a✝¹", "a✝"], "type": "True"}]
+    assert fallback[26]["goals"][0]["hyps"] == shadowed
 
 
 def test_without_an_rpc_provider_goals_come_from_plain_goal(

@@ -89,6 +89,20 @@ def grouped(hyps: Iterable[tuple[str, str, str | None]]) -> list[Entry]:
     return entries
 
 
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def inaccessible(names: list[str]) -> list[str]:
+    """Shadowed inaccessible names as Lean shows them: the newest ``x✝``, older ``x✝¹``, ..."""
+    out = []
+    for index, name in enumerate(names):
+        later = sum(1 for other in names[index + 1 :] if other == name)
+        out.append(
+            name + str(later).translate(_SUPERSCRIPTS) if name.endswith("✝") and later else name
+        )
+    return out
+
+
 def _joins(last: Entry | None, names: tuple[str, ...], type_: str, value: str | None) -> bool:
     if last is None or not last.names or not names:
         return False

@@ -35,7 +35,9 @@ class Goal:
     conv: bool = False
 
     def entries(self) -> list[layout.Entry]:
-        return layout.grouped((hyp.name, hyp.type, hyp.value) for hyp in self.hyps)
+        names = layout.inaccessible([hyp.name for hyp in self.hyps])
+        triples = zip(names, (h.type for h in self.hyps), (h.value for h in self.hyps), strict=True)
+        return layout.grouped(triples)
 
     def render(self) -> str:
         """Lean's plain rendering: ``case`` line, grouped hypotheses, then the target."""
