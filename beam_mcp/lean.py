@@ -25,6 +25,8 @@ def broker_config(settings: Settings) -> BrokerConfig:
         start_s=settings.session_start_timeout_ms / 1000,
         barrier_s=settings.barrier_timeout_ms / 1000,
         navigation_s=settings.navigation_timeout_ms / 1000,
+        rpc_keepalive_s=settings.rpc_keepalive_ms / 1000,
+        barrier_reissue_s=settings.barrier_reissue_ms / 1000,
     )
     manager = ManagerConfig(
         lean_cmd=settings.lean_cmd,

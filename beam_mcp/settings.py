@@ -49,8 +49,13 @@ KNOBS: tuple[Knob, ...] = (
     Knob("max_workspaces", 8, "Lean workspaces kept at once (least recently used idle one "
          "closes first)", 1),
     Knob("scratch_per_document", 1, "scratch documents per source document for speculation", 1),
-    Knob("scratch_per_process", 8, "scratch documents for the whole process", 1),
+    Knob("scratch_per_process", 2, "scratch documents for the whole process; each one is a "
+         "Lean worker process that loads the imports again (gigabytes with Mathlib)", 1),
     Knob("scratch_idle_ms", 300_000, "close idle scratch documents after this time"),
+    Knob("rpc_keepalive_ms", 10_000, "period of Lean RPC keep-alives for open documents (Lean "
+         "drops a session 30 s after the last one)", 100),
+    Knob("barrier_reissue_ms", 2_000, "re-send a sync barrier Lean has not answered this long "
+         "after the document's progress ended (older Lean drops it on a worker restart)", 50),
 )
 
 
@@ -67,8 +72,10 @@ class Settings:
     idle_timeout_ms: int = 600_000
     max_workspaces: int = 8
     scratch_per_document: int = 1
-    scratch_per_process: int = 8
+    scratch_per_process: int = 2
     scratch_idle_ms: int = 300_000
+    rpc_keepalive_ms: int = 10_000
+    barrier_reissue_ms: int = 2_000
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:

@@ -57,7 +57,8 @@ class Stats:
     def to_json(self, sessions: dict[str, dict[str, Any]]) -> dict[str, Any]:
         workspaces = [
             {"root": root, "session": session,
-             "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()}}
+             "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
+             "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0})}
             for root, session in sorted(sessions.items())
         ]
         return {

@@ -81,8 +81,9 @@ def is_unsolved_goals(diagnostic: Diagnostic) -> bool:
 
 
 def is_stale_marker(diagnostic: Diagnostic) -> bool:
-    message = message_of(diagnostic)
-    return any(marker in message for marker in _STALE_MARKERS)
+    """Lean's and Lake's "rebuild first" notices, matched without regard to case."""
+    message = message_of(diagnostic).lower()
+    return any(marker.lower() in message for marker in _STALE_MARKERS)
 
 
 def is_setup_line(diagnostic: Diagnostic) -> bool:

@@ -31,7 +31,6 @@ class OpenDocument:
     crashed: bool = False
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     listeners: list[Listener] = field(default_factory=list)
-    fatal_seen: anyio.Event = field(default_factory=anyio.Event)
     _text: DocumentText | None = field(default=None, repr=False)
 
     @property
@@ -54,7 +53,6 @@ class OpenDocument:
         self.diagnostics = []
         self.progress = DocumentProgress()
         self.crashed = False
-        self.fatal_seen = anyio.Event()
 
     def on_progress(self, params: dict[str, Any]) -> None:
         version = (params.get("textDocument") or {}).get("version")
@@ -62,8 +60,6 @@ class OpenDocument:
             return
         processing = params.get("processing")
         self.progress.observe(processing if isinstance(processing, list) else [])
-        if self.progress.fatal:
-            self.fatal_seen.set()
         self._tell("progress", params)
 
     def on_diagnostics(self, params: dict[str, Any]) -> None:
@@ -81,7 +77,6 @@ class OpenDocument:
     def on_crash(self) -> None:
         self.crashed = True
         self.progress.fatal = True
-        self.fatal_seen.set()
 
     def _tell(self, kind: str, payload: dict[str, Any]) -> None:
         for listener in list(self.listeners):

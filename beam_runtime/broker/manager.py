@@ -140,25 +140,45 @@ class SessionManager:
 
 def _describe(session: LeanSession) -> dict[str, Any]:
     pid = session.channel.pid if session.channel is not None else None
+    family = _tree(pid)
+    workers = [p for p in family if _is_worker(p)]
     return {
         "active": session.alive,
         "epoch": session.epoch,
         "pid": pid,
-        "rss_bytes": _tree_rss(pid),
+        "rss_bytes": _rss(family) if family else None,
         "open_documents": len(session.documents),
         "scratch_documents": len(session.uri_observers),
+        "lean_workers": {"count": len(workers), "rss_bytes": _rss(workers)},
     }
 
 
-def _tree_rss(pid: int | None) -> int | None:
+def _tree(pid: int | None) -> list[psutil.Process]:
     if pid is None:
-        return None
+        return []
     try:
         process = psutil.Process(pid)
-        family = [process, *process.children(recursive=True)]
-        return sum(p.memory_info().rss for p in family if p.is_running())
+        return [process, *process.children(recursive=True)]
     except psutil.Error:
-        return None
+        return []
+
+
+def _is_worker(process: psutil.Process) -> bool:
+    """Lean's watchdog starts one ``lean --worker`` process per open document (decision 51)."""
+    try:
+        return "--worker" in process.cmdline()
+    except psutil.Error:
+        return False
+
+
+def _rss(processes: list[psutil.Process]) -> int:
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
 
 
 def start_reaper(group: TaskGroup, manager: SessionManager) -> None:

@@ -137,6 +137,7 @@ async def save(
         module = module_name(session.root, source.abs_path)
         before = source_hash(doc.data)
         await _lake_build(session, lake, module, report)
+        session.module_rebuilt(module)
         if source_hash(read_source(source)) != before:
             raise BrokerError(
                 "contentModified",

@@ -12,7 +12,7 @@ from typing import Any
 from beam_runtime.broker import navigation
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.goals import after_position, parse_plain_goal
+from beam_runtime.broker.goals import after_position
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import resolve_source
 from beam_runtime.broker.reporting import CallReport, Context
@@ -126,18 +126,32 @@ async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> di
 
 
 async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    """``lean_goals`` (decision 44): over RPC when Lean offers it, else from ``plainGoal``."""
+    from beam_runtime.broker.rpc import goals_at
+
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = _position_params(doc, args.line, args.character)
         if args.mode == "after":
             params["position"] = after_position(doc.text, args.line, args.character)
-        answer = await ask(session, "$/lean/plainGoal", params)
-    if not isinstance(answer, dict):
+        found = await goals_at(session, doc.uri, params["position"], session.limits.navigation_s)
+        version = doc.version
+        display = doc.source.display
+    if found is None:
         raise BrokerError(
             "invalidParams",
             f"no tactic state at {args.line}:{args.character} ({args.mode})",
             {"reason": "noGoalsAtPosition", "position": params["position"]},
         )
-    return {**workspace(session), "goals": parse_plain_goal(answer)}
+    source, structured = found
+    return {
+        **workspace(session),
+        "path": display,
+        "version": version,
+        "position": {"line": args.line, "character": args.character},
+        "mode": args.mode,
+        "source": source,
+        "goals": structured,
+    }
 
 
 async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:

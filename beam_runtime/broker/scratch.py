@@ -10,6 +10,9 @@ Pools (decision 40): at most ``per_document`` scratch documents per source docum
 one document run in parallel up to that number, then queue) and ``per_process`` in total (making
 room closes the least recently used idle one; when all are busy the caller waits). Idle ones are
 closed after ``idle_s``, because each open document costs Lean a worker process.
+
+A worker loads its imports once, so a scratch document whose imports were rebuilt since it was
+opened is closed and opened again before the next probe (``freshness.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskStatus
 
-from beam_runtime.broker import errors
+from beam_runtime.broker import errors, freshness
+from beam_runtime.broker.diagnostics import is_stale_marker
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.paths import SourceFile, path_to_uri
 from beam_runtime.broker.session import LeanSession
@@ -34,7 +38,7 @@ from beam_runtime.lsp import messages
 @dataclass(frozen=True)
 class PoolConfig:
     per_document: int = 1
-    per_process: int = 8
+    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
     idle_s: float = 300.0
     wait_s: float = 600.0  # bound on queueing for a scratch document
 
@@ -48,6 +52,9 @@ class ScratchDocument:
     busy: bool = False
     closed: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    header: str | None = None  # the header the current worker loaded
+    stamps: dict[str, freshness.Stamp] = field(default_factory=dict)  # of its imports then
+    stale_modules: list[str] = field(default_factory=list)  # after the last load, if any
 
     @property
     def uri(self) -> str:
@@ -60,7 +67,31 @@ class ScratchDocument:
             self.mirror.on_diagnostics(params)
 
     async def load(self, text: str) -> OpenDocument:
-        """Send ``text`` to Lean (open once, then full ``didChange``), then wait for it."""
+        """Send ``text`` to Lean (open once, then full ``didChange``), then wait for it.
+
+        A worker that loaded imports which have been rebuilt since, or that Lean itself calls
+        out of date, is replaced first (close, then open again: a new worker loads them anew).
+        If Lean still reports stale imports after that, ``stale_modules`` names them.
+        """
+        self.stale_modules = []
+        modules = freshness.header_modules(text)
+        now = self._stamps(modules)
+        header = freshness.header_text(text)
+        rebuilt = freshness.changed(self.stamps, now) if header == self.header else []
+        if self.opened and rebuilt:
+            await self._reopen()
+        mirror = await self._send(text, header, now)
+        if _stale_notice(mirror):
+            await self._reopen()
+            mirror = await self._send(text, header, self._stamps(modules))
+            if _stale_notice(mirror):
+                self.stale_modules = rebuilt or modules
+        return mirror
+
+    def _stamps(self, modules: list[str]) -> dict[str, freshness.Stamp]:
+        return freshness.stamps(self.session.root, modules, self.session.saved_modules)
+
+    async def _send(self, text: str, header: str, now: dict[str, freshness.Stamp]) -> OpenDocument:
         data = text.encode("utf-8")
         mirror = self.mirror
         mirror.new_version(mirror.version + 1, data, content_digest(data))
@@ -71,8 +102,17 @@ class ScratchDocument:
         else:
             change = messages.did_change_full(self.uri, mirror.version, text)
             await self.session.notify("textDocument/didChange", change)
+        if header != self.header:  # a new header: Lean restarts the worker, which loads now
+            self.header, self.stamps = header, now
         await self.session.barrier(mirror)
         return mirror
+
+    async def _reopen(self) -> None:
+        """Close the scratch document in Lean: its worker ends, the next open starts anew."""
+        self.opened = False
+        self.header = None
+        await self.session.forget_rpc(self.uri)
+        await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
 
     async def close(self) -> None:
         if self.closed:
@@ -81,7 +121,25 @@ class ScratchDocument:
         self.session.uri_observers.pop(self.uri, None)
         if self.opened and self.session.alive:
             with anyio.CancelScope(shield=True):
+                await self.session.forget_rpc(self.uri)
                 await self.session.notify("textDocument/didClose", messages.did_close(self.uri))
+
+
+def _shared(a: bytes, b: bytes) -> int:
+    """Length of the common start of two texts."""
+    limit = min(len(a), len(b))
+    index = 0
+    step = 4096
+    while index < limit and a[index : index + step] == b[index : index + step]:
+        index += step
+    index = min(index, limit)
+    while index < limit and a[index] == b[index]:
+        index += 1
+    return index
+
+
+def _stale_notice(mirror: OpenDocument) -> bool:
+    return any(is_stale_marker(item) for item in mirror.diagnostics)
 
 
 @dataclass(eq=False)
@@ -104,10 +162,15 @@ class ScratchRegistry:
         return sum(1 for doc in self.open if doc.session is session)
 
     @asynccontextmanager
-    async def borrow(self, session: LeanSession, source: SourceFile) -> AsyncIterator[
-        ScratchDocument
-    ]:
-        """A scratch document for ``source``, exclusively for the duration of the block."""
+    async def borrow(
+        self, session: LeanSession, source: SourceFile, text: str = ""
+    ) -> AsyncIterator[ScratchDocument]:
+        """A scratch document for ``source``, exclusively for the duration of the block.
+
+        Of the free ones, the one whose text in Lean shares the longest start with ``text`` (the
+        probe about to run), so that Lean re-elaborates the least: nearby probes of one source
+        document land on the same scratch document.
+        """
         key = (session, source.abs_path)
         pool = self.pools.get(key)
         if pool is None:
@@ -115,7 +178,7 @@ class ScratchRegistry:
         with anyio.fail_after(self.config.wait_s):
             await pool.slots.acquire()
         try:
-            doc = await self._obtain(pool, session, source)
+            doc = await self._obtain(pool, session, source, text.encode("utf-8"))
             doc.busy = True
             failed = True
             try:
@@ -133,13 +196,15 @@ class ScratchRegistry:
             pool.slots.release()
 
     async def _obtain(
-        self, pool: DocumentPool, session: LeanSession, source: SourceFile
+        self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes
     ) -> ScratchDocument:
         """A free scratch document of this pool, else a new one within the process cap."""
         with anyio.fail_after(self.config.wait_s):
             while True:
                 if pool.free:
-                    return pool.free.pop()
+                    best = max(pool.free, key=lambda doc: _shared(doc.mirror.data, text))
+                    pool.free.remove(best)
+                    return best
                 if len(self.open) < self.config.per_process:
                     return self._create(session, source)
                 idle = [doc for doc in self.open if not doc.busy]

@@ -49,6 +49,8 @@ class Limits:
     barrier_s: float
     navigation_s: float
     config_grace_s: float = 0.05
+    rpc_keepalive_s: float = 10.0  # Lean drops an RPC session 30 s after its last keep-alive
+    barrier_reissue_s: float = 2.0  # re-ask a barrier Lean seems to have dropped (see barrier)
 
 
 class LeanSession:
@@ -81,6 +83,9 @@ class LeanSession:
         self.source_observers: list[Callable[[str, int | None], None]] = []
         self.stop_observers: list[Callable[[LeanSession], None]] = []
         self.stop_reason = "sessionRestarted"  # the manager says "workspaceDropped" on drop
+        self.server_capabilities: dict[str, Any] = {}
+        self.rpc: Any = None  # ``rpc.RpcSessions``, made on the first goals question
+        self.saved_modules: dict[str, int] = {}  # module -> how many times lean_save built it
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents (issue 6) never appear in navigation results."""
@@ -127,7 +132,7 @@ class LeanSession:
             "initializationOptions": {},
         }
         try:  # ``initialized`` follows the answer at once (Lean insists on it)
-            await channel.initialize(params, self.limits.start_s)
+            answer = await channel.initialize(params, self.limits.start_s)
         except RequestTimeout as exc:
             await self.stop()
             raise errors.timeout("sessionStart", _ms(exc), "starting Lean") from None
@@ -135,6 +140,8 @@ class LeanSession:
             tail = channel.stderr.snapshot()
             await self.stop()
             raise self._start_failure(tail, str(exc)) from None
+        capabilities = answer.get("capabilities") if isinstance(answer, dict) else None
+        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
         await anyio.sleep(self.limits.config_grace_s)
         tail = channel.stderr.snapshot()
         if any(LAKE_CONFIG_MARKER in line for line in tail):
@@ -289,40 +296,91 @@ class LeanSession:
         self.by_uri.pop(doc.uri, None)
         doc.on_crash()
         self._source_replaced(source.abs_path, None)
+        await self.forget_rpc(doc.uri)
         if self.alive:
             closing = messages.did_close(doc.uri)
             await self._require_channel().notify("textDocument/didClose", closing)
         return True
 
+    def module_rebuilt(self, module: str) -> None:
+        """``lean_save`` built ``module``: workers that imported it have a stale copy."""
+        self.saved_modules[module] = self.saved_modules.get(module, 0) + 1
+
+    async def forget_rpc(self, uri: str) -> None:
+        if self.rpc is not None:
+            await self.rpc.forget(uri)
+
     async def barrier(self, doc: OpenDocument) -> None:
         """Wait until Lean has published everything for the document's current version.
 
-        ``waitForDiagnostics`` answers once the version is fully reported; a fatal header
-        (final ``kind: 2``) also ends the wait, as Lean may never get further.
+        Only the answer to ``waitForDiagnostics`` ends the wait: Lean writes every diagnostic of
+        the version before it, including a fatal header's error, which comes *after* the fatal
+        ``fileProgress``. Older watchdogs drop a pending request when a header change makes the
+        worker exit (code 2) and start a new one; so when the version's progress has ended and
+        stayed unchanged for ``barrier_reissue_s`` without an answer, the request is cancelled
+        and sent again. A fatal progress that stays unanswered that long (a crashed worker holds
+        new requests until the next edit) ends the wait. The whole wait stays within
+        ``barrier_s``.
         """
         params = messages.wait_for_diagnostics(doc.uri, doc.version)
+        deadline = time.monotonic() + self.limits.barrier_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise errors.timeout(
+                    "barrier", int(self.limits.barrier_s * 1000), "textDocument/waitForDiagnostics"
+                )
+            if await self._barrier_attempt(doc, params, remaining) != "dropped":
+                break
+        if doc.crashed:
+            raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
+
+    async def _barrier_attempt(self, doc: OpenDocument, params: Any, remaining: float) -> str:
+        """One ``waitForDiagnostics``: ``answered``, ``fatal`` or ``dropped`` (send it again)."""
+        outcome = "answered"
         failure: BrokerError | None = None
         async with anyio.create_task_group() as group:
 
-            async def on_fatal() -> None:
-                await doc.fatal_seen.wait()
+            async def on_stall() -> None:
+                nonlocal outcome
+                outcome = await self._stalled(doc)
                 group.cancel_scope.cancel()
 
-            group.start_soon(on_fatal)
+            group.start_soon(on_stall)
             try:
                 await self.request(
                     "textDocument/waitForDiagnostics",
                     params,
                     phase="barrier",
-                    timeout_s=self.limits.barrier_s,
+                    timeout_s=remaining,
                 )
             except BrokerError as exc:  # raised here it would leave as an ExceptionGroup
                 failure = exc
             group.cancel_scope.cancel()
         if failure is not None:
+            if failure.code == "timeout":
+                waited = int(self.limits.barrier_s * 1000)
+                failure = errors.timeout("barrier", waited, "textDocument/waitForDiagnostics")
             raise failure
-        if doc.crashed:
-            raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
+        return outcome
+
+    async def _stalled(self, doc: OpenDocument) -> str:
+        """Once the version's progress has ended and nothing changed for a while: how it ended."""
+        quiet_for = self.limits.barrier_reissue_s
+        tick = max(0.05, min(quiet_for / 4, 1.0))
+        seen: tuple[int, int] | None = None
+        since = time.monotonic()
+        while True:
+            await anyio.sleep(tick)
+            progress = doc.progress
+            ended = progress.fatal or (progress.updates > 0 and progress.done)
+            marker = (progress.updates, len(doc.diagnostics))
+            now = time.monotonic()
+            if not ended or marker != seen:
+                seen, since = (marker if ended else None), now
+                continue
+            if now - since >= quiet_for:
+                return "fatal" if progress.fatal else "dropped"
 
 
 def _ms(exc: RequestTimeout) -> int:

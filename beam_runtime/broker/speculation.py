@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from beam_runtime.broker import probes
-from beam_runtime.broker.goals import parse_plain_goal
 from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import SourceFile, resolve_source
 from beam_runtime.broker.reporting import CallReport, Context
+from beam_runtime.broker.rpc import goals_at
 from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.text import DocumentText
@@ -164,26 +164,24 @@ class Speculation:
             layout = probes.tactic_layout(snap.prefix, earlier, piece, snap.column)
         else:
             layout = probes.command_layout(snap.prefix, earlier, piece)
-        async with self.scratch.borrow(session, snap.source) as scratch:
+        async with self.scratch.borrow(session, snap.source, layout.text) as scratch:
             report.attach(scratch.mirror)
             try:
                 mirror = await scratch.load(layout.text)
+                stale_modules = list(scratch.stale_modules)
                 items = list(mirror.diagnostics)
                 fatal = mirror.progress.fatal
-                goals = None
+                found = None
                 if snap.kind == "tactic" and not mirror.progress.fatal:
-                    goals = await session.request(
-                        "$/lean/plainGoal",
-                        messages.position(scratch.uri, layout.end[0], layout.end[1]),
-                        phase="probe",
-                        timeout_s=session.limits.navigation_s,
-                    )
+                    end = {"line": layout.end[0], "character": layout.end[1]}
+                    found = await goals_at(session, scratch.uri, end, session.limits.navigation_s)
             finally:
                 report.detach(scratch.mirror)
         result = probes.run_result(items, layout, fatal)
-        result["proof_state"] = (
-            {"goals": parse_plain_goal(goals)} if isinstance(goals, dict) else None
-        )
+        if stale_modules:  # Lean would not load fresh imports even in a new worker
+            result["stale_imports"] = True
+            result["stale_modules"] = stale_modules
+        result["proof_state"] = {"goals": found[1]} if found is not None else None
         result["next_handle"] = None
         record = None
         if result["success"]:

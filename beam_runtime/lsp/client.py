@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from functools import partial
 from pathlib import Path
@@ -263,6 +263,10 @@ class LspClient:
         async with launch as client:
             task_status.started(client)
             await client._closed.wait()
+
+    def spawn(self, func: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run ``func(*args)`` in the client's task group; it is cancelled when the client ends."""
+        self._tg.start_soon(func, *args)
 
     @property
     def pid(self) -> int:

@@ -146,15 +146,16 @@ def test_goal_parsing() -> None:
     goal = parse_goal("case right\np q : Prop\nhp : p\nn : Nat := 5\nf : Nat →\n  Nat\n⊢ q ∧\n  p")
     assert goal == {
         "userName": "right",
+        "kind": "goal",
         "hyps": [
             {"names": ["p", "q"], "type": "Prop"},
             {"names": ["hp"], "type": "p"},
             {"names": ["n"], "type": "Nat", "value": "5"},
-            {"names": ["f"], "type": "Nat →\n  Nat"},
+            {"names": ["f"], "type": "Nat →\nNat"},
         ],
-        "target": "q ∧\n  p",
+        "target": "q ∧\np",
     }
-    assert parse_goal("⊢ True") == {"hyps": [], "target": "True"}
+    assert parse_goal("⊢ True") == {"kind": "goal", "hyps": [], "target": "True"}
 
 
 def test_after_position_rule() -> None:
@@ -233,3 +234,28 @@ def test_recovery_plan(root: str) -> None:
     assert data["staleDirectDeps"] == [{"module": "A.B", "path": "A/B.lean", "needsSave": True}]
     assert data["recoveryPlan"][0] == {"tool": "lean_save", "path": "A/B.lean"}
     assert data["recoveryPlan"][-1]["command"] == "lake build"
+
+
+def test_goal_layout_corners() -> None:
+    tabbed = parse_goal("h :\n\tNat →\n\t  Nat\nx : Nat :=\n\t5\n⊢ True")
+    assert tabbed["hyps"] == [
+        {"names": ["h"], "type": "Nat →\n  Nat"},
+        {"names": ["x"], "type": "Nat", "value": "5"},
+    ]
+    turnstile = parse_goal("Γ : Ctx\nh : Γ ⊢ t\n⊢ Γ ⊢ t")
+    assert turnstile["hyps"][1] == {"names": ["h"], "type": "Γ ⊢ t"}
+    assert turnstile["target"] == "Γ ⊢ t"
+    inline = parse_goal("s : S := { a := 1, b := 2 }\nv : let y := 1; Fin y := let z := 0; z\n⊢ p")
+    assert inline["hyps"] == [
+        {"names": ["s"], "type": "S", "value": "{ a := 1, b := 2 }"},
+        {"names": ["v"], "type": "let y := 1; Fin y", "value": "let z := 0; z"},
+    ]
+    conv = parse_goal("case h\nx : Nat\n| x + 0")
+    assert conv == {
+        "userName": "h",
+        "kind": "conv",
+        "hyps": [{"names": ["x"], "type": "Nat"}],
+        "target": "x + 0",
+    }
+    anonymous = parse_goal(":\n  a_long_type\n⊢ q")
+    assert anonymous["hyps"] == [{"names": [], "type": "a_long_type"}]

@@ -73,6 +73,11 @@ class Settings:
     under_lake: bool = False
     lake_invalid_config: str | None = None
     request_log: Path | None = None
+    rpc: bool = True
+    rpc_expiry_ms: float = 30000.0
+    fatal_publish_delay_ms: float = 0.0
+    stale_notice: bool = False  # every worker with local imports calls them out of date
+    restart_drops: bool = False  # an older watchdog: a header restart drops pending requests
     sysroot: Path = field(default=HERE / "toolchain")
     lean_version: str = "4.33.0"
 
@@ -109,6 +114,11 @@ def load_settings(argv: list[str]) -> Settings:
         under_lake=_env_flag("FAKE_LEAN_UNDER_LAKE"),
         lake_invalid_config=os.environ.get("LAKE_INVALID_CONFIG"),
         request_log=_env_path("FAKE_LEAN_REQUEST_LOG"),
+        rpc=os.environ.get("FAKE_LEAN_RPC", "1") != "0",
+        rpc_expiry_ms=_env_float("FAKE_LEAN_RPC_EXPIRY_MS", 30000.0),
+        restart_drops=_env_flag("FAKE_LEAN_RESTART_DROPS"),
+        fatal_publish_delay_ms=_env_float("FAKE_LEAN_FATAL_PUBLISH_DELAY_MS", 0.0),
+        stale_notice=_env_flag("FAKE_LEAN_STALE_NOTICE"),
         sysroot=Path(os.environ.get("FAKE_LEAN_SYSROOT", str(HERE / "toolchain"))),
         lean_version=os.environ.get("FAKE_LEAN_VERSION", "4.28.0" if legacy else "4.33.0"),
     )

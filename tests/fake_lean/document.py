@@ -87,6 +87,11 @@ class Document:
         self.proc: subprocess.Popen[bytes] | None = None
         self.header = ""
         self.fresh_elaborations = 0
+        self.worker_gen = 0  # bumped whenever the worker process is replaced (RPC sessions die)
+        self.restarting = False
+        # (header, worker generation) and what that worker loaded: Lean reads imports once per
+        # worker process, so a rebuilt import is only seen by a new worker.
+        self.loaded_imports: tuple[tuple[str, int], imports.HeaderResult] | None = None
         self.snap = self._new_snapshot()
 
     # lifecycle (all called with the server lock held)
@@ -101,9 +106,33 @@ class Document:
         self.version = version
         old_header = self.header
         self.snap = self._new_snapshot()
-        if self.crashed is not None or self.header != old_header:
+        if self.restarting:
+            return  # the restart under way elaborates the newest text
+        header_changed = self.header != old_header
+        if header_changed and self.crashed is None and self.server.settings.restart_drops:
+            self._exit_for_new_header()
+            return
+        if self.crashed is not None or header_changed:
             self._restart_worker()
         self._launch(self.snap)
+
+    def _exit_for_new_header(self) -> None:
+        """An older Lean: the worker sleeps 200 ms and exits with code 2; the watchdog starts a
+        new one for the current text, and whatever was queued at the old worker is lost."""
+        self.restarting = True
+        self.server._eprint(f"[{self.uri}] imports changed: worker exits with code 2")
+        timer = threading.Timer(0.2, self._restart_after_exit)
+        timer.daemon = True
+        timer.start()
+
+    def _restart_after_exit(self) -> None:
+        with self.server.cond:
+            self.restarting = False
+            if self.closed:
+                return
+            self.server.drop_pending(self.uri)
+            self._restart_worker()
+            self._launch(self.snap)
 
     def close(self) -> None:
         self.closed = True
@@ -113,9 +142,11 @@ class Document:
     def crash(self, code: int) -> None:
         self.crashed = code
         self.cache.clear()
+        self.worker_gen += 1
         self._kill_worker()
 
     def _restart_worker(self) -> None:
+        self.worker_gen += 1
         self._kill_worker()
         self.crashed = None
         self.cache.clear()
@@ -141,7 +172,7 @@ class Document:
             return
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(WORKER_SCRIPT), self.uri],
+                [sys.executable, "-I", "-S", str(WORKER_SCRIPT), "--worker", self.uri],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,
@@ -254,10 +285,20 @@ class Document:
         modules = imports.imported_modules(snap.lines, snap.header_end)
         with server.cond:
             open_texts = {doc.uri: doc.text for doc in server.docs.values()}
-        result = imports.process_header(
-            server.settings, server.root, self.uri, modules, self.build_mode, open_texts
-        )
-        lake_setup = server.settings.under_lake and result.local_modules
+        key = ("\n".join(snap.lines[: snap.header_end]), self.worker_gen)
+        loaded = self.loaded_imports
+        if loaded is not None and loaded[0] == key:
+            result, fresh = loaded[1], False  # a worker loads its imports once
+        else:
+            result, fresh = (
+                imports.process_header(
+                    server.settings, server.root, self.uri, modules, self.build_mode, open_texts
+                ),
+                True,
+            )
+            if result.fatal_message is None:
+                self.loaded_imports = (key, result)
+        lake_setup = fresh and server.settings.under_lake and result.local_modules
         if lake_setup and not self._setup_lines(snap, result.local_modules, clock):
             return False
         with server.cond:
@@ -265,13 +306,22 @@ class Document:
                 return False
             snap.header_done = True
             snap.env = Env(decls=dict(result.decls))
+            if server.settings.stale_notice and result.local_modules and not self.sticky:
+                notice = Diag(Pos(0, 0), eof(snap.lines), INFORMATION, imports.SHOULD_REBUILD)
+                self.sticky.append(notice)
             if result.fatal_message is not None:
                 end = eof(snap.lines)
                 snap.header_diags = [Diag(Pos(0, 0), end, ERROR, result.fatal_message)]
                 snap.fatal = True
                 snap.done = True
-                server.publish(self, snap)
+                # Lean's reportSnapshots: the fatal progress first, then the publish.
                 server.notify_progress(self, snap, [self._whole(snap, 2)])
+                delay = server.settings.fatal_publish_delay_ms / 1000.0
+                if delay > 0:
+                    server.cond.wait(delay)  # lets a client act on the progress alone
+                if self._stale(snap):
+                    return False
+                server.publish(self, snap)
                 snap.reported = True
             server.cond.notify_all()
         return not snap.fatal

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tests.fake_lean import navigation
+from tests.fake_lean import navigation, rpc
 from tests.fake_lean.document import Document, Snapshot
-from tests.fake_lean.model import render_goals
+from tests.fake_lean.model import Goal, render_goals
 from tests.fake_lean.source import Pos, from_lsp, lsp_range
 
 if TYPE_CHECKING:
@@ -108,11 +108,14 @@ def _completion_resolve(server: Server, pending: Pending, params: Any) -> Any:
     return navigation.completion_resolve(params)
 
 
-def _plain_goal(server: Server, pending: Pending, params: Any) -> Any:
+def goals_for(server: Server, pending: Pending, params: Any) -> list[Goal] | None:
+    """The goals at ``params.position`` once elaborated; shared by plainGoal and RPC."""
     _doc, snap, pos = _at_position(server, pending, params)
-    if snap.fatal:
-        return None
-    goals = navigation.goals_at(snap, pos)
+    return None if snap.fatal else navigation.goals_at(snap, pos)
+
+
+def _plain_goal(server: Server, pending: Pending, params: Any) -> Any:
+    goals = goals_for(server, pending, params)
     return None if goals is None else render_goals(goals)
 
 
@@ -186,6 +189,8 @@ HANDLERS: dict[str, Handler] = {
     "completionItem/resolve": _completion_resolve,
     "$/lean/plainGoal": _plain_goal,
     "$/lean/plainTermGoal": _plain_term_goal,
+    "$/lean/rpc/connect": rpc.connect,
+    "$/lean/rpc/call": rpc.call,
     "textDocument/codeAction": _code_action,
     "codeAction/resolve": _code_action_resolve,
     "textDocument/foldingRange": _folding,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tests.fake_lean import layout
 from tests.fake_lean.source import Pos
 
 ERROR, WARNING, INFORMATION = 1, 2, 3
@@ -21,8 +22,9 @@ class Diag:
 
 @dataclass(frozen=True)
 class Hyp:
-    name: str
+    name: str  # "" for an anonymous hypothesis
     type: str
+    value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -30,23 +32,22 @@ class Goal:
     hyps: tuple[Hyp, ...]
     target: str
     case: str | None = None
+    conv: bool = False
+
+    def entries(self) -> list[layout.Entry]:
+        names = layout.inaccessible([hyp.name for hyp in self.hyps])
+        triples = zip(names, (h.type for h in self.hyps), (h.value for h in self.hyps), strict=True)
+        return layout.grouped(triples)
 
     def render(self) -> str:
         """Lean's plain rendering: ``case`` line, grouped hypotheses, then the target."""
-        lines = [f"case {self.case}"] if self.case else []
-        group: list[str] = []
-        group_type: str | None = None
-        for hyp in self.hyps:
-            if hyp.type == group_type:
-                group.append(hyp.name)
-                continue
-            if group:
-                lines.append(f"{' '.join(group)} : {group_type}")
-            group, group_type = [hyp.name], hyp.type
-        if group:
-            lines.append(f"{' '.join(group)} : {group_type}")
-        lines.append(f"⊢ {self.target}")
-        return "\n".join(lines)
+        return layout.goal_text(self.case, self.entries(), self.target, self.conv)
+
+    def interactive(self, refs: layout.Refs, mvar: int) -> dict[str, object]:
+        """This goal as ``getInteractiveGoals`` sends it."""
+        return layout.interactive_goal(
+            self.case, self.entries(), self.target, self.conv, refs, mvar
+        )
 
 
 def render_goals(goals: list[Goal]) -> dict[str, object]:
@@ -60,13 +61,20 @@ def render_goals(goals: list[Goal]) -> dict[str, object]:
 
 @dataclass
 class GoalSpan:
-    """The goals before and after one tactic (``after is None``: the tactic failed)."""
+    """The goals before and after one tactic (``after is None``: the tactic failed).
+
+    Lean answers the state before a tactic at its first character and the state after it
+    anywhere later in it (and in the whitespace after it), except inside a tactic that holds
+    nested tactics, where the state before is shown (``goalsAt?``'s ``useAfter``). ``rw`` has
+    one step per rule, each seen the same way.
+    """
 
     start: Pos
     end: Pos
     before: list[Goal]
     after: list[Goal] | None
-    steps: list[tuple[Pos, list[Goal]]] = field(default_factory=list)
+    steps: list[tuple[Pos, list[Goal]]] = field(default_factory=list)  # (rule start, after it)
+    nested: bool = False  # holds tactics of its own (a focusing dot)
 
 
 @dataclass(frozen=True)

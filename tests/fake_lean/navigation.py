@@ -315,10 +315,12 @@ def goals_at(snap: Snapshot, pos: Pos) -> list[Goal] | None:
     if not spans:
         return None
     span = spans[-1]
-    if pos < span.end:
+    if pos == span.start or (span.nested and pos < span.end):
+        return span.before
+    if span.steps and pos < span.end:
         goals = span.before
-        for step_end, step_goals in span.steps:
-            if step_end <= pos:
+        for step_start, step_goals in span.steps:
+            if step_start < pos:
                 goals = step_goals
         return goals
     return span.after

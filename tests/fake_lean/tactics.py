@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tests.fake_lean import exprs
 from tests.fake_lean.config import Texts
@@ -101,7 +101,7 @@ def _unit(lines: list[str], unit: list[Seg]) -> list[Tactic]:
         inner = col + 1 + (len(first[1:]) - len(first[1:].lstrip()))
         children = _group(lines, [(line, inner, end), *unit[1:]])
         return [Tactic(text, start, stop, children)]
-    if len(unit) == 1 and "<;>" not in first:
+    if len(unit) == 1 and "<;>" not in first and not first.startswith("fake_"):
         pieces = exprs.split_all(first, ";")
         if len(pieces) > 1:
             out = []
@@ -137,7 +137,7 @@ def run_proof(ctx: ProofContext, goals: list[Goal], by: Pos, tactics: list[Tacti
 
 def run_tactics(ctx: ProofContext, tactics: list[Tactic], goals: list[Goal]) -> list[Goal]:
     for tactic in tactics:
-        span = GoalSpan(tactic.start, tactic.end, goals, None)
+        span = GoalSpan(tactic.start, tactic.end, goals, None, nested=tactic.children is not None)
         ctx.spans.append(span)
         goals = _step(ctx, tactic, goals, span)
         span.after = goals
@@ -366,7 +366,7 @@ def _rw(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan)
         begin = Pos(t.start.line, t.start.col + open_at + 1 + offset + lead)
         end = Pos(begin.line, begin.col + len(rule))
         target = _rewrite_once(ctx, goal, target, rule, begin, end)
-        s.steps.append((end, [Goal(goal.hyps, target, goal.case), *goals[1:]]))
+        s.steps.append((begin, [Goal(goal.hyps, target, goal.case), *goals[1:]]))
     if exprs.is_reflexive(target):
         return goals[1:]
     return [Goal(goal.hyps, target, goal.case), *goals[1:]]
@@ -414,6 +414,48 @@ def _show(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpa
     return [Goal(goals[0].hyps, args.strip(), goals[0].case), *goals[1:]]
 
 
+def _fake_text(text: str) -> str:
+    """Fake-only tactics write a line break inside a type or value as ``\\n``."""
+    return text.strip().replace("\\n", "\n")
+
+
+def _fake_hyp(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``fake_hyp NAMES : TYPE [::= VALUE]``: adds hypotheses (``_`` is an anonymous one)."""
+    names, sep, rest = args.partition(" : ")
+    if not sep:
+        raise TacticError("fake_hyp: expected `names : type`", t.start, t.end)
+    type_, _, value = rest.partition(" ::= ")
+    goal = goals[0]
+    added = tuple(
+        Hyp("" if name == "_" else name, _fake_text(type_), _fake_text(value) if value else None)
+        for name in names.split()
+    )
+    return [replace(goal, hyps=(*goal.hyps, *added)), *goals[1:]]
+
+
+def _fake_target(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``fake_target TEXT``: replaces the main goal's target (``\\n`` for line breaks)."""
+    return [replace(goals[0], target=_fake_text(args)), *goals[1:]]
+
+
+def _fake_conv(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``fake_conv``: the main goal is shown as a conv goal (``| `` prefix)."""
+    return [replace(goals[0], conv=True), *goals[1:]]
+
+
+def _fake_case(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``fake_case TAG``: tags the main goal (``case TAG``)."""
+    return [replace(goals[0], case=args.strip() or None), *goals[1:]]
+
+
 Handler = Callable[[ProofContext, Tactic, str, list[Goal], GoalSpan], list[Goal]]
 
 _HANDLERS: dict[str, Handler] = {
@@ -435,4 +477,8 @@ _HANDLERS: dict[str, Handler] = {
     "all_goals": _all_goals,
     "have": _have,
     "show": _show,
+    "fake_hyp": _fake_hyp,
+    "fake_target": _fake_target,
+    "fake_conv": _fake_conv,
+    "fake_case": _fake_case,
 }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tests.fake_lean import capabilities, features, imports
+from tests.fake_lean import capabilities, features, imports, rpc
 from tests.fake_lean.config import Settings
 from tests.fake_lean.document import Document, Snapshot, diag_json
 from tests.fake_lean.model import INFORMATION, Diag
@@ -67,6 +67,7 @@ class Server:
         self.shutting_down = False
         self.register_answer: dict[str, Any] | None = None
         self.cancel_requests: list[Any] = []
+        self.rpc = rpc.RpcState()
 
     # startup
 
@@ -158,6 +159,9 @@ class Server:
                 self._did_save(params["textDocument"]["uri"])
             elif method == "$/cancelRequest":
                 self._cancel(params.get("id"))
+            elif method in ("$/lean/rpc/keepAlive", "$/lean/rpc/release"):
+                self._log({"notification": method})
+                rpc.notification(self, method, params)
             elif method.startswith("$/") or method == "workspace/didChangeWatchedFiles":
                 pass
             else:
@@ -288,8 +292,8 @@ class Server:
         if method == "shutdown" and params is None:
             self._shutdown(request_id)
             return
-        self._log({"request": method, "id": request_id})
         uri = _request_uri(params)
+        self._log({"request": method, "id": request_id, "uri": uri})
         pending = Pending(request_id, method, uri)
         with self.cond:
             pending.doc = self.docs.get(uri) if uri is not None else None
@@ -327,6 +331,15 @@ class Server:
             self.pending.pop(_key(pending.id), None)
             self.writer.error(pending.id, code, message)
             self.cond.notify_all()
+
+    def drop_pending(self, uri: str) -> None:
+        """Forget the requests of ``uri`` without answering them (an older watchdog's restart)."""
+        for pending in list(self.pending.values()):
+            if pending.uri == uri and pending.method != "$/fake/state":
+                pending.answered = True
+                self.pending.pop(_key(pending.id), None)
+                self._log({"dropped": pending.method, "id": pending.id})
+        self.cond.notify_all()
 
     def fail_pending(self, uri: str, code: int, message: str) -> None:
         for pending in list(self.pending.values()):
@@ -417,6 +430,7 @@ class Server:
                 },
                 "pending": sorted(p.method for p in self.pending.values()),
                 "cancelRequests": list(self.cancel_requests),
+                "rpc": self.rpc.to_json(),
                 "silent": self.silent,
                 "incremental": self.incremental,
                 "profile": self.settings.profile,

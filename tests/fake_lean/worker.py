@@ -12,7 +12,7 @@ import time
 
 
 def main() -> int:
-    uri = sys.argv[1] if len(sys.argv) > 1 else "?"
+    uri = sys.argv[-1] if len(sys.argv) > 1 else "?"  # ``--worker URI``, as Lean's workers
     sys.stderr.write(f"[{uri}] fake file worker {os.getpid()} started\n")
     sys.stderr.flush()
     if os.environ.get("FAKE_LEAN_STUBBORN_WORKERS", "") in ("1", "true", "yes"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.broker.fake import request_log
 from tests.mcp.helpers import Server, call, structured
 from tests.speculative.helpers import Probe, fake_server, targets
 
@@ -90,3 +91,31 @@ def test_idle_scratch_documents_are_closed(servers: list[Server], project: Path)
     assert scratch_count(p) == 0
     # a handle outlives its scratch document: the next probe opens a fresh one
     assert targets(p.with_(handle, "exact hp")) == ["q"]
+
+
+def test_nearby_probes_return_to_the_scratch_document_that_ran_them(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.jsonl"
+    (project / "Main.lean").write_text(PROOF + "  skip\n")
+    p = Probe(fake_server(servers, "--scratch-per-document", "2",
+                          FAKE_LEAN_REQUEST_LOG=str(log)), project)
+    version = p.version
+    ids = [2000, 2001]
+    for rid, line in zip(ids, (1, 3), strict=True):  # both at once: two scratch documents
+        args = {**p.ws, "path": "Main.lean", "version": version, "line": line,
+                "character": 2, "text": "sleep 300\nskip"}
+        p.server.send(call(rid, "lean_run_at", args))
+    seen = 0
+    while seen < len(ids):
+        message = p.server.read()
+        seen += message.get("id") in ids and "method" not in message
+    assert scratch_count(p) == 2
+    for line in (1, 3, 1, 3):
+        p.at(line, 2, "skip")
+    goal_calls = [e["uri"] for e in request_log(log) if e.get("request") == "$/lean/rpc/call"
+                  and "beam-scratch" in (e.get("uri") or "")]
+    sequential = goal_calls[2:]
+    assert len(sequential) == 4
+    assert sequential[0] == sequential[2] and sequential[1] == sequential[3]
+    assert sequential[0] != sequential[1]
