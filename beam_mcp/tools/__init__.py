@@ -1,1 +1,1 @@
-"""The 24 MCP tools: catalog data (cheap), input models (pydantic, lazy), schema generator."""
+"""The MCP tools: catalog data (cheap), input models (pydantic, lazy), schema generator."""

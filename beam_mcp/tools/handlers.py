@@ -201,3 +201,21 @@ async def _run_with(broker: Broker, args: Any, ctx: ToolContext, *, linear: bool
 
 async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> Result:
     return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)
+
+
+# ---------------------------------------------------------------------- verification, search
+
+
+async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker.verify import verify
+
+    async def run(session: Any, a: Any, c: Any) -> Result:
+        return await verify(session, broker.speculation.scratch, a, c)
+
+    paths = args.paths or []
+    first = args.path if args.path is not None else (paths[0] if paths else None)
+    return await broker.run(ctx.root, first, run, args, ctx)
+
+
+async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
