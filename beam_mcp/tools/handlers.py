@@ -207,14 +207,16 @@ async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> Result:
 
 
 async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> Result:
-    from beam_runtime.broker.verify import verify
+    from beam_runtime.broker import verify
+
+    plan = await verify.prepare(ctx.root, args)
+    if plan.check is not None and plan.check.valid:
+        return verify.from_receipt(plan)  # nothing changed: no session, no build
 
     async def run(session: Any, a: Any, c: Any) -> Result:
-        return await verify(session, broker.speculation.scratch, a, c)
+        return await verify.verify(session, broker.speculation.scratch, plan, c)
 
-    paths = args.paths or []
-    first = args.path if args.path is not None else (paths[0] if paths else None)
-    return await broker.run(ctx.root, first, run, args, ctx)
+    return await broker.run(ctx.root, plan.files[0].display, run, args, ctx)
 
 
 async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> Result:
