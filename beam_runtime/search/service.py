@@ -8,9 +8,11 @@ writing an index that is already complete answers from what is committed instead
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -133,6 +135,19 @@ def _refresh_locked(entry: _Open, sources: Sources, report: _Progress, wait_s: f
         entry.files = entry.index.refresh(sources, report)
     finally:
         lock.release()
+    if not complete:
+        _prune_siblings(entry.index.path)
+
+
+def _prune_siblings(path: Path) -> None:
+    """Indexes of the same root under an older toolchain or manifest are dead weight now."""
+    root_part = path.name.split("-", 1)[0]
+    for other in path.parent.glob(f"{root_part}-*.sqlite3"):
+        if other == path:
+            continue
+        for leftover in (other, *(Path(f"{other}{end}") for end in ("-wal", "-shm", ".lock"))):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
 
 
 def _cache_error(path: str, error: BaseException) -> BrokerError:

@@ -101,7 +101,7 @@ def test_edits_new_and_deleted_files_are_seen_by_the_next_query(
     assert gone["hits"] == [] and gone["indexed_files"] == 3
 
 
-def test_first_build_reports_progress_and_a_new_manifest_starts_a_new_index(
+def test_first_build_reports_progress_and_a_new_manifest_replaces_the_index(
     servers: list[Server], project: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     server = fake_server(servers, **env)
@@ -118,8 +118,10 @@ def test_first_build_reports_progress_and_a_new_manifest_starts_a_new_index(
     store = tmp_path / "cache" / "beam" / "search"
     assert len(list(store.glob("*.sqlite3"))) == 1
     (project / "lake-manifest.json").write_text('{"version": 7, "packages": []}\n')
+    before_files = set(store.glob("*.sqlite3"))
     assert names(search(server, project, 3, "double")) == ["Demo.double"]
-    assert len(list(store.glob("*.sqlite3"))) == 2
+    after_files = set(store.glob("*.sqlite3"))
+    assert len(after_files) == 1 and after_files != before_files  # the old key was pruned
 
 
 def test_two_servers_share_one_index(

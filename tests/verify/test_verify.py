@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.broker.conftest import start
-from tests.broker.fake import FAST_FAKE, err, ok, workspace
+from tests.broker.fake import FAST_FAKE, err, fake_processes, fake_server, ok, workspace
 from tests.mcp.helpers import REPO, Server, call
 
 LAKE_SERVE = shlex.join([str(REPO / "tests" / "fake_lean" / "bin" / "lake"), "serve"])
@@ -195,3 +195,36 @@ def test_bad_input_is_a_structured_error_with_a_fix(
     (project / ".hidden" / "X.lean").write_text("def x := 1\n")
     hidden = err(server, 5, "lean_verify", {**ws, "path": ".hidden/X.lean"})
     assert hidden["code"] == "invalidParams" and hidden["data"]["fix"]
+
+
+def test_several_files_verify_together(servers: list[Server], project: Path) -> None:
+    server = lake_server(servers)
+    args = {**workspace(project), "paths": ["Demo/Other.lean", "Demo/Basic.lean"]}
+    result = ok(server, 1, "lean_verify", args)
+    assert result["ok"] is True
+    assert [m["module"] for m in result["modules"]] == [
+        "Demo.Basic", "Demo.Other", "Demo.Use", "Main",
+    ]
+    assert "unrelated" in by_name(result) and "Demo.a" in by_name(result)
+    assert result["receipt"]["targets"] == ["Demo/Basic.lean", "Demo/Other.lean"]
+
+
+def test_a_build_that_outlasts_wait_ms_is_incomplete_and_lake_is_stopped(
+    servers: list[Server], project: Path
+) -> None:
+    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE, FAKE_LAKE_BUILD_MS="20000")
+    result = verify(server, project, 1, wait_ms=1500)
+    assert result["ok"] is False and result["complete"] is False
+    assert result["receipt"] is None and result["retry_after_ms"] > 0
+    assert not any(m["built"] for m in result["modules"])
+    assert result["build"]["finished"] is False
+    assert [d["flags"] for d in result["declarations"]] == [["notBuilt"]] * 3
+    lakes = [p for p in fake_processes(project) if "build" in p.info["cmdline"]]
+    assert lakes == []
+
+
+def test_a_session_not_served_by_lake_cannot_verify(servers: list[Server], project: Path) -> None:
+    server = fake_server(servers)  # plain `lean --server`: no Lake to build with
+    error = err(server, 1, "lean_verify", {**workspace(project), "path": "Demo/Basic.lean"})
+    assert error["code"] == "saveUnsupportedSetup" and error["data"]["fix"]
+    assert not (project / ".lake").exists()
