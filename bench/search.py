@@ -1,11 +1,16 @@
 """Search index benchmark (issue 15): a generated tree of 5,000 files and 200,000 declarations.
 
 1. First index: every file scanned and stored (an empty cache directory).
-2. Queries: name fragments and statement words, the median and 95th percentile.
-3. Unchanged re-check: stat every file, nothing to re-scan.
+2. Queries on the index: name fragments and statement words, the median and 95th percentile.
+3. Unchanged re-check of every tree: stat every file, nothing to re-scan.
 4. One file touched: the incremental update.
+5. Queries through ``SearchService.search`` (what ``lean_search`` runs, minus MCP framing): each
+   re-checks the workspace's own files first.
 
-Run: ``.venv-test/bin/python bench/search.py [--files N] [--decls-per-file M]``.
+``--layout workspace`` puts every file in the workspace; ``--layout packages`` (a project on a
+large dependency) puts 100 in the workspace and the rest in ten ``.lake/packages`` checkouts.
+
+Run: ``.venv-test/bin/python bench/search.py [--layout workspace|packages] [--files N]``.
 Figures go to docs/PERFORMANCE.md ("Search").
 """
 
@@ -23,15 +28,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import anyio  # noqa: E402
+
 from beam_runtime.search.index import Index, database_path  # noqa: E402
+from beam_runtime.search.service import SearchConfig, SearchService  # noqa: E402
 from beam_runtime.search.sources import sources_of  # noqa: E402
 
-WORDS = tuple(
+VOCABULARY = (
     "add mul sub div mod pow succ pred zero one two comm assoc left right cancel le lt ge gt "
     "eq ne min max abs neg inv map filter fold append length reverse take drop head tail cons "
     "nil mem subset union inter compl image preimage card sum prod range list finset set nat "
     "int rat real pos nonneg even odd prime gcd lcm dvd injective surjective bijective mono"
-).split()
+)
+WORDS = tuple(VOCABULARY.split())
 TYPES = ("Nat", "Int", "List α", "Finset α", "Set α", "ℕ", "ℤ")
 KINDS = ("theorem", "lemma", "def", "abbrev", "instance")
 
@@ -51,13 +60,14 @@ def declaration(rng: random.Random, index: int) -> str:
     return f"{kind} {name} (x : {type_}) : {type_} :=\n  {left} x x\n"
 
 
-def generate(root: Path, files: int, per_file: int) -> None:
+def generate(root: Path, files: int, per_file: int, in_workspace: int) -> None:
     rng = random.Random(15)
     (root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
     (root / "lakefile.toml").write_text('name = "bench"\n')
     counter = 0
     for number in range(files):
-        folder = root / "Bench" / f"Part{number % 50}"
+        base = root if number < in_workspace else root / ".lake" / "packages" / f"dep{number % 10}"
+        folder = base / "Bench" / f"Part{number % 50}"
         folder.mkdir(parents=True, exist_ok=True)
         parts = [f"namespace Bench.M{number}\n\n"]
         for _ in range(per_file):
@@ -77,17 +87,37 @@ def queries(rng: random.Random, count: int) -> list[str]:
     return found
 
 
+class _Quiet:
+    def progress(self, message: str) -> None:
+        pass
+
+
+async def service_queries(root: Path, cache: Path, count: int) -> list[float]:
+    service = SearchService(SearchConfig(cache_dir=str(cache)))
+    await service.search(str(root), "warm", None, 20, _Quiet())  # full check once
+    times = []
+    for query in queries(random.Random(8), count):
+        started = time.perf_counter()
+        await service.search(str(root), query, None, 20, _Quiet())
+        times.append((time.perf_counter() - started) * 1000)
+    service.close()
+    return sorted(times)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--decls-per-file", type=int, default=40)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--layout", choices=("workspace", "packages"), default="workspace")
     args = parser.parse_args()
+    in_workspace = args.files if args.layout == "workspace" else 100
     work = Path(tempfile.mkdtemp(prefix="beam-search-bench-"))
     try:
         root = work / "proj"
         root.mkdir()
-        generate(root, args.files, args.decls_per_file)
+        generate(root, args.files, args.decls_per_file, in_workspace)
+        print(f"layout: {args.layout} ({in_workspace} files in the workspace)")
         sources = sources_of(str(root), {"HOME": str(work)})
         index = Index(database_path(str(work / "cache"), sources))
         started = time.perf_counter()
@@ -119,6 +149,11 @@ def main() -> int:
         size = sum(p.stat().st_size for p in (work / "cache").rglob("*") if p.is_file())
         print(f"database: {size / 1e6:.0f} MB")
         index.close()
+        tool = anyio.run(service_queries, root, work / "cache", args.queries)
+        print(
+            f"service queries: median {statistics.median(tool):.1f} ms, "
+            f"p95 {tool[int(len(tool) * 0.95) - 1]:.1f} ms"
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

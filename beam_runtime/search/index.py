@@ -2,7 +2,8 @@
 
 Tables: ``files`` (path, mtime, size), ``decls`` (name, kind, signature, line, file) and ``fts``
 (name fragments and signature words; its rowid is the ``decls`` id). A refresh stats every
-source, re-scans files whose mtime or size changed, and drops files that vanished. Several
+source of the trees it is given, re-scans files whose mtime or size changed, and drops files of
+those trees that vanished. Several
 server processes may share one database: it runs in WAL mode so readers never block, and only
 the holder of ``<db>.lock`` (filelock) writes. Every method runs in a worker thread; one
 connection per process is guarded by a thread lock.
@@ -27,7 +28,8 @@ Progress = Callable[[int, int], None]  # (files scanned, files to scan)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER);
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER,
+    tree TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS decls(
     id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
     signature TEXT NOT NULL, line INTEGER NOT NULL);
@@ -90,34 +92,40 @@ class Index:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
 
-    def refresh(self, sources: Sources, progress: Progress) -> int:
-        """Bring the index up to date with the sources (the caller holds the writer lock)."""
+    def refresh(
+        self, sources: Sources, progress: Progress, trees: tuple[str, ...] | None = None
+    ) -> int:
+        """Bring the files of ``trees`` (default: all) up to date; the number of files indexed.
+
+        The caller holds the writer lock."""
+        scanned = trees if trees is not None else sources.trees
+        marks = ",".join("?" * len(scanned))
         with self._lock:
             known = {
                 path: (file_id, Stat(mtime, size))
                 for file_id, path, mtime, size in self._db.execute(
-                    "SELECT id, path, mtime_ns, size FROM files"
+                    f"SELECT id, path, mtime_ns, size FROM files WHERE tree IN ({marks})", scanned
                 )
             }
             seen: set[str] = set()
-            changed: list[tuple[str, Stat]] = []
-            for tree in sources.trees:
+            changed: list[tuple[str, Stat, str]] = []
+            for tree in scanned:
                 for path, stat in lean_files(tree):
                     if path in seen:
                         continue
                     seen.add(path)
                     old = known.get(path)
                     if old is None or old[1] != stat:
-                        changed.append((path, stat))
+                        changed.append((path, stat, tree))
             gone = [known[path][0] for path in known.keys() - seen]
             self._apply(known, gone, changed, progress)
-            return len(seen)
+            return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
 
     def _apply(
         self,
         known: dict[str, tuple[int, Stat]],
         gone: list[int],
-        changed: list[tuple[str, Stat]],
+        changed: list[tuple[str, Stat, str]],
         progress: Progress,
     ) -> None:
         db = self._db
@@ -130,9 +138,9 @@ class Index:
         for start in range(0, len(changed), _BATCH):
             batch = changed[start : start + _BATCH]
             with db:
-                self._forget([known[path][0] for path, _ in batch if path in known])
-                for path, stat in batch:
-                    self._store(path, stat)
+                self._forget([known[path][0] for path, _, _ in batch if path in known])
+                for path, stat, tree in batch:
+                    self._store(path, stat, tree)
                 if start + _BATCH >= len(changed):
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
             progress(min(start + _BATCH, len(changed)), len(changed))
@@ -145,14 +153,14 @@ class Index:
         self._db.execute(f"DELETE FROM fts WHERE rowid IN ({owned})")
         self._db.execute(f"DELETE FROM decls WHERE file IN ({marks})")
 
-    def _store(self, path: str, stat: Stat) -> None:
+    def _store(self, path: str, stat: Stat, tree: str) -> None:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return
         cursor = self._db.execute(
-            "INSERT OR REPLACE INTO files(path, mtime_ns, size) VALUES (?, ?, ?)",
-            (path, stat.mtime_ns, stat.size),
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, tree) VALUES (?, ?, ?, ?)",
+            (path, stat.mtime_ns, stat.size, tree),
         )
         file_id = cursor.lastrowid
         found = declarations(text)

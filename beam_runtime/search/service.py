@@ -1,9 +1,12 @@
 """``lean_search`` for one server process: its open indexes, refreshes and the result shape.
 
 No Lean session is needed. Each call finds the workspace's index (by key, under the user cache
-dir), refreshes it when the last check is older than ``recheck_s`` and then queries it, all in
-worker threads. The first build of an index reports progress; a process that finds another one
-writing an index that is already complete answers from what is committed instead of waiting.
+dir), re-checks the workspace's own files, and the dependency trees (``.lake/packages``, the
+toolchain sources) when they were last checked ``deps_recheck_s`` ago or more, then queries it,
+all in worker threads. Dependencies change with the manifest or toolchain, which changes the key
+anyway, so their files are only stat'ed now and then. The first build reports progress; a
+process that finds another one writing an index that is already complete answers from what is
+committed instead of waiting.
 """
 
 from __future__ import annotations
@@ -33,14 +36,14 @@ class Reporter(Protocol):
 @dataclass
 class SearchConfig:
     cache_dir: str | None = None  # None: platformdirs' user cache dir for "beam"
-    recheck_s: float = 0.0  # every call re-checks mtimes (tens of ms for thousands of files)
+    deps_recheck_s: float = 60.0
     build_wait_s: float = 600.0  # bound on waiting for another process's first build
 
 
 @dataclass
 class _Open:
     index: Index
-    checked: float = float("-inf")
+    deps_checked: float = float("-inf")
     files: int = 0
 
 
@@ -60,8 +63,7 @@ class SearchService:
             )
         sources = sources_of(root, dict(os.environ))
         entry = await self._entry(sources)
-        if time.monotonic() - entry.checked >= self.config.recheck_s:
-            await self._refresh(entry, sources, ctx)
+        await self._refresh(entry, sources, ctx)
         kinds = KINDS.get(kind, (kind,)) if kind else ()
         hits = await anyio.to_thread.run_sync(entry.index.query, query, kinds, limit)
         return {
@@ -84,12 +86,15 @@ class SearchService:
 
     async def _refresh(self, entry: _Open, sources: Sources, ctx: Reporter) -> None:
         report = _Progress(ctx, entry.index.complete())
+        everything = time.monotonic() - entry.deps_checked >= self.config.deps_recheck_s
+        trees = None if everything else (sources.root,)
 
         def work() -> None:
-            _refresh_locked(entry, sources, report, self.config.build_wait_s)
+            _refresh_locked(entry, sources, trees, report, self.config.build_wait_s)
 
         await anyio.to_thread.run_sync(work)
-        entry.checked = time.monotonic()
+        if everything:
+            entry.deps_checked = time.monotonic()
 
     def close(self) -> None:
         for entry in self._open.values():
@@ -110,7 +115,13 @@ class _Progress:
         anyio.from_thread.run_sync(self.ctx.progress, message)
 
 
-def _refresh_locked(entry: _Open, sources: Sources, report: _Progress, wait_s: float) -> None:
+def _refresh_locked(
+    entry: _Open,
+    sources: Sources,
+    trees: tuple[str, ...] | None,
+    report: _Progress,
+    wait_s: float,
+) -> None:
     from filelock import FileLock, Timeout
 
     lock = FileLock(entry.index.lock_path)
@@ -132,7 +143,7 @@ def _refresh_locked(entry: _Open, sources: Sources, report: _Progress, wait_s: f
             },
         ) from None
     try:
-        entry.files = entry.index.refresh(sources, report)
+        entry.files = entry.index.refresh(sources, report, trees)
     finally:
         lock.release()
     if not complete:
