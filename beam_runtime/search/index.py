@@ -74,10 +74,15 @@ class Index:
         self.lock_path = str(path) + ".lock"
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        # Two processes switching a new database to WAL and creating its tables at once can
+        # see "database is locked" despite the busy timeout: set-up is serialized.
+        from filelock import FileLock
+
+        with FileLock(str(path) + ".setup.lock", timeout=60.0):
+            self._db.execute("PRAGMA journal_mode=WAL")
+            with self._db:
+                self._db.executescript(_SCHEMA)
         self._db.execute("PRAGMA synchronous=NORMAL")
-        with self._db:
-            self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:
@@ -135,6 +140,8 @@ class Index:
                 db.execute(f"DELETE FROM files WHERE id IN ({','.join(map(str, gone))})")
             if not changed:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
+        if len(changed) > _BATCH:
+            progress(0, len(changed))
         for start in range(0, len(changed), _BATCH):
             batch = changed[start : start + _BATCH]
             with db:

@@ -156,7 +156,10 @@ def _prune_siblings(path: Path) -> None:
     for other in path.parent.glob(f"{root_part}-*.sqlite3"):
         if other == path:
             continue
-        for leftover in (other, *(Path(f"{other}{end}") for end in ("-wal", "-shm", ".lock"))):
+        for leftover in (
+            other,
+            *(Path(f"{other}{end}") for end in ("-wal", "-shm", ".lock", ".setup.lock")),
+        ):
             with contextlib.suppress(OSError):
                 leftover.unlink()
 
