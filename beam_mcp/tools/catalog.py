@@ -239,6 +239,24 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Close the tracked document; succeeds when it is already closed.",
         IDEMPOTENT,
     ),
+    _lean(
+        h.lean_verify,
+        "VerifyInput",
+        "Verify files with Lake's batch build (never the editor's view): builds each file's "
+        "module and every workspace module importing it, then lists each declaration's axioms "
+        "and flags sorryAx, nonstandard axioms, unsafe, implemented_by, extern and "
+        "skipKernelTC. ok is true only if all of that is clean. Returns a receipt; pass it back "
+        "to learn whether it still holds (receipt_valid, stale) without rebuilding.",
+        None,
+    ),
+    _lean(
+        h.lean_search,
+        "SearchInput",
+        "Search declarations of the workspace, .lake/packages and the toolchain sources by "
+        "name fragments or words of the statement; each hit has name, kind, signature as "
+        "written, path and 1-based line. Search before guessing a lemma name.",
+        READ_ONLY,
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(t.name for t in TOOLS)

@@ -201,3 +201,23 @@ async def _run_with(broker: Broker, args: Any, ctx: ToolContext, *, linear: bool
 
 async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> Result:
     return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)
+
+
+# ---------------------------------------------------------------------- verification, search
+
+
+async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    from beam_runtime.broker import verify
+
+    plan = await verify.prepare(ctx.root, args)
+    if plan.check is not None and plan.check.valid:
+        return verify.from_receipt(plan)  # nothing changed: no session, no build
+
+    async def run(session: Any, a: Any, c: Any) -> Result:
+        return await verify.verify(session, broker.speculation.scratch, plan, c)
+
+    return await broker.run(ctx.root, plan.files[0].display, run, args, ctx)
+
+
+async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+    return await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)

@@ -124,6 +124,30 @@ class FeedbackInput(WorkspaceOnly):
     include_collected: bool = False
 
 
+class VerifyInput(WorkspaceOnly):
+    path: str | None = Field(None, description="The file to verify (or give paths).")
+    paths: list[str] | None = Field(None, description="Several files to verify at once.")
+    declarations: list[str] | None = Field(
+        None, description="Names to check; omitted: every theorem, lemma, def and instance."
+    )
+    receipt: dict[str, Any] | None = Field(
+        None, description="A receipt from an earlier lean_verify, to check without rebuilding."
+    )
+    wait_ms: Natural = 45000
+
+
+DeclarationKind = Literal[
+    "theorem", "lemma", "def", "abbrev", "instance", "structure", "inductive", "class",
+    "opaque", "axiom",
+]
+
+
+class SearchInput(WorkspaceOnly):
+    query: str = Field(description="Name fragments or words of the statement.")
+    kind: DeclarationKind | None = None
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+
+
 def _by_tool() -> dict[str, type[Closed]]:
     """Each tool's input model, as its catalog row names it (the catalog is the one table)."""
     from beam_mcp.tools.catalog import TOOLS

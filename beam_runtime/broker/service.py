@@ -26,6 +26,7 @@ from beam_runtime.broker.speculation import Speculation
 
 if TYPE_CHECKING:
     from beam_runtime.broker.results import DropResult, Result
+    from beam_runtime.search.service import SearchService
 
 R = TypeVar("R")
 Operation = Callable[[LeanSession, Any, Context], Awaitable[R]]
@@ -44,6 +45,7 @@ class Broker:
         self.config = config
         self.manager: SessionManager | None = None
         self.speculation = Speculation(config.scratch)
+        self._search: SearchService | None = None
 
     def attach(self, group: TaskGroup) -> None:
         """The server's long-lived task group: session readers and the idle reaper run there."""
@@ -97,6 +99,14 @@ class Broker:
 
         return feedback_report(args, root, self._manager(), ctx)
 
+    def searches(self) -> SearchService:
+        """``lean_search``'s indexes; no Lean session is involved."""
+        if self._search is None:
+            from beam_runtime.search.service import SearchService
+
+            self._search = SearchService()
+        return self._search
+
     def runtime_active(self) -> bool:
         return self.manager is not None and self.manager.ever_started
 
@@ -104,6 +114,8 @@ class Broker:
         return {} if self.manager is None else self.manager.describe()
 
     async def aclose(self) -> None:
+        if self._search is not None:
+            self._search.close()
         if self.manager is not None:
             with anyio.CancelScope(shield=True):
                 await self.manager.aclose()

@@ -119,6 +119,8 @@ def elaborate(
     code = "\n".join(strip_comment(line) for line in command.text.split("\n"))
     if DECL_RE.match(code):
         _declaration(result, code, cursor, lines, env, texts, uri, doc)
+    elif re.match(r"#print\s+axioms\b", code):
+        _print_axioms(result, code, cursor, env)
     elif code.startswith(("#eval", "#check", "#reduce", "#print")):
         _output_command(result, code, cursor, env, texts)
     else:
@@ -244,8 +246,48 @@ def _declaration(
             name_end=cursor.pos((name_off + len(name)) if named else after_kw),
             doc=doc,
             value=value if value and re.fullmatch(r'\d+|"[^"]*"', value) else None,
+            axioms=_axioms(keyword, full, code, env, ctx.used_sorry or has_error),
         )
         result.decls.append(decl)
+
+
+def _axioms(keyword: str, full: str, code: str, env: Env, sorry: bool) -> tuple[str, ...]:
+    """The fake's `#print axioms`: sorry (or an error) gives sorryAx, axioms used by name count,
+    so do those of the declarations used, and the simp family of tactics uses propext."""
+    if keyword == "axiom":
+        return (full,)
+    found = {"sorryAx"} if sorry else set()
+    tokens = [token for line in code.split("\n") for _s, _e, token in idents(line)]
+    for token in tokens:
+        if token in STANDARD_AXIOMS:
+            found.add(token)
+        elif token in PROPEXT_TACTICS:
+            found.add("propext")
+        decl = env.resolve(token)
+        if decl is not None:
+            found.update((decl.name,) if decl.keyword == "axiom" else decl.axioms)
+    return tuple(sorted(found))
+
+
+STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
+PROPEXT_TACTICS = ("simp", "simp_all", "norm_num", "linarith", "omega")
+
+
+def _print_axioms(result: CmdResult, code: str, cursor: _Cursor, env: Env) -> None:
+    """`#print axioms name`, in Lean's wording."""
+    name = code[len("#print") :].split(None, 1)[1].strip() if len(code.split()) > 2 else ""
+    start, end = cursor.pos(0), cursor.pos(len("#print"))
+    decl = env.resolve(name)
+    if decl is None:
+        result.diags.append(Diag(start, end, ERROR, f"unknown constant '{name}'"))
+    elif decl.axioms:
+        listed = ", ".join(decl.axioms)
+        result.diags.append(
+            Diag(start, end, INFORMATION, f"'{decl.name}' depends on axioms: [{listed}]")
+        )
+    else:
+        text = f"'{decl.name}' does not depend on any axioms"
+        result.diags.append(Diag(start, end, INFORMATION, text))
 
 
 def _find_assign(code: str, start: int) -> int:

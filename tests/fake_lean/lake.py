@@ -77,6 +77,7 @@ def serve(rest: list[str]) -> int:
 
 
 def build(rest: list[str]) -> int:
+    """Lake's order and reporting: imports first; a failed module's importers are not built."""
     root = Path.cwd()
     problem = _config_error(root)
     if problem is not None:
@@ -87,36 +88,93 @@ def build(rest: list[str]) -> int:
         print("Build completed successfully.")
         return 0
     delay = float(os.environ.get("FAKE_LAKE_BUILD_MS", "0")) / 1000.0
-    for index, module in enumerate(targets, start=1):
-        source = root.joinpath(*module.split(".")).with_suffix(".lean")
-        if not source.is_file():
+    for module in targets:
+        if not _source(root, module).is_file():
             sys.stderr.write(f"error: unknown module '{module}'\n")
             return 1
+    order = _in_import_order(root, targets)
+    failed: list[str] = []
+    logged: list[str] = []
+    for index, module in enumerate(order, start=1):
+        source = _source(root, module)
+        if set(_local_imports(root, source)) & set(failed):
+            failed.append(module)  # Lake does not start a module whose imports failed
+            continue
         errors = _errors(source)
         time.sleep(delay)
         if errors:
-            print(f"✖ [{index}/{len(targets)}] Building {module}")
+            failed.append(module)
+            logged.append(module)
+            print(f"✖ [{index}/{len(order)}] Building {module}")
             for message in errors:
-                print(f"error: {source.relative_to(root)}: {message}")
-            print("error: build failed")
-            return 1
+                print(f"error: ./{source.relative_to(root)}:{message}")
+            print("error: Lean exited with code 1")
+            continue
         _write_artifacts(root, module, source)
-        print(f"✔ [{index}/{len(targets)}] Built {module}")
+        print(f"✔ [{index}/{len(order)}] Built {module}")
+    if failed:
+        print("Some required targets logged failures:")
+        for module in logged:
+            print(f"- {module}")
+        print("error: build failed")
+        return 1
     print("Build completed successfully.")
     return 0
 
 
-def _errors(source: Path) -> list[str]:
+def _source(root: Path, module: str) -> Path:
+    return root.joinpath(*module.split(".")).with_suffix(".lean")
+
+
+def _local_imports(root: Path, source: Path) -> list[str]:
+    _ensure_path()
+    from tests.fake_lean.imports import imported_modules
+    from tests.fake_lean.source import split_commands, split_lines
+
+    lines = split_lines(source.read_text(encoding="utf-8"))
+    header_end, _ = split_commands(lines)
+    return [m for m in imported_modules(lines, header_end) if _source(root, m).is_file()]
+
+
+def _in_import_order(root: Path, targets: list[str]) -> list[str]:
+    order: list[str] = []
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in order or module in trail:
+            return
+        for imported in _local_imports(root, _source(root, module)):
+            if imported in targets:
+                visit(imported, (*trail, module))
+        order.append(module)
+
+    for module in targets:
+        visit(module, ())
+    return order
+
+
+def _ensure_path() -> None:
     if str(HERE.parents[1]) not in sys.path:
         sys.path.insert(0, str(HERE.parents[1]))
+
+
+def _errors(source: Path) -> list[str]:
+    """``line:col: error: message`` items of the module, its local imports' names in scope."""
+    _ensure_path()
     from tests.fake_lean.config import load_settings
     from tests.fake_lean.elab import Env, elaborate
+    from tests.fake_lean.imports import collect_decls, imported_modules
     from tests.fake_lean.source import split_commands, split_lines
 
     settings = load_settings([])
     lines = split_lines(source.read_text(encoding="utf-8"))
-    _, commands = split_commands(lines)
+    header_end, commands = split_commands(lines)
     env = Env()
+    root = Path.cwd()
+    for module in imported_modules(lines, header_end):
+        path = _source(root, module)
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            env.decls.update(collect_decls(settings, text, path.as_uri()))
     errors: list[str] = []
     for command in commands:
         result = elaborate(command, lines, env, settings.texts, source.as_uri(), None)

@@ -93,6 +93,7 @@ class Decl:
     name_end: Pos
     doc: str | None = None
     value: str | None = None
+    axioms: tuple[str, ...] = ()  # what `#print axioms` reports (sorted)
 
     @property
     def signature(self) -> str:

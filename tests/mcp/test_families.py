@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from beam_mcp.tools.catalog import NAMES
 from tests.mcp.helpers import LEGACY, MODERN, Server, call, error_code, modern, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -26,7 +27,7 @@ def test_discover_is_neutral_then_legacy(server: Server) -> None:
     assert "resultType" not in init and "ttlMs" not in init
     server.send(initialized())
     listed = server.ask(request(3, "tools/list"))["result"]
-    assert len(listed["tools"]) == 24 and "ttlMs" not in listed and "_meta" not in listed
+    assert len(listed["tools"]) == len(NAMES) and "ttlMs" not in listed and "_meta" not in listed
     # Legacy selected: modern traffic, including discovery, is cross-family.
     assert error_code(server.ask(modern(4, "server/discover"))) == -32600
     assert error_code(server.ask(modern(5, "tools/list"))) == -32600
@@ -66,7 +67,7 @@ def test_legacy_lifecycle_order(server: Server) -> None:
     assert error_code(server.ask(request(5, "tools/list"))) == -32600
     assert error_code(server.ask(request(6, "initialize", INIT))) == -32600
     server.send(initialized())
-    assert len(server.ask(request(7, "tools/list"))["result"]["tools"]) == 24
+    assert len(server.ask(request(7, "tools/list"))["result"]["tools"]) == len(NAMES)
     assert server.ask(request(8, "logging/setLevel", {"level": "warning"}))["result"] == {}
     assert error_code(server.ask(request(9, "logging/setLevel", {"level": "loud"}))) == -32602
     assert server.ask(request(10, "ping"))["result"] == {}

@@ -22,6 +22,8 @@ mcp = pytest.importorskip("mcp")
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
+from beam_mcp.tools.catalog import NAMES  # noqa: E402
+
 EXECUTABLE = str(Path(sys.executable).with_name("lean-beam-mcp"))
 
 
@@ -76,7 +78,7 @@ async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, 
 def test_sdk_modes(mode: str, protocol: str, project: Path) -> None:
     got = anyio.run(session, mode, project)
     assert got["protocol"] == protocol
-    assert len(got["tools"].tools) == 24
+    assert len(got["tools"].tools) == len(NAMES)
     assert got["version"].structured_content["name"] == "lean-beam-mcp"
     assert got["bad"].is_error and got["bad"].structured_content["code"] == "invalidInput"
     assert got["sync"].is_error is False

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from beam_mcp.tools.catalog import NAMES
 from tests.mcp.helpers import REPO, SLEEP_BACKEND, minimal_env
 
 SDK = "@modelcontextprotocol/sdk@1.32.2"
@@ -55,7 +56,7 @@ def test_typescript_sdk_legacy_client(sdk_dir: Path, project: Path) -> None:
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout.strip().splitlines()[-1])
     assert summary["server"]["name"] == "lean-beam-mcp"
-    assert len(summary["tools"]) == 24 and summary["tools"][0] == "beam_version"
+    assert len(summary["tools"]) == len(NAMES) and summary["tools"][0] == "beam_version"
     assert summary["version"]["mcp_protocol"] == "2026-07-28"
     assert summary["syncError"] is False
     assert summary["progress"] == [1, 2, 3]

@@ -1,0 +1,106 @@
+"""Which sources a workspace's search covers, and the key its index is stored under.
+
+Three origins: the workspace's own ``.lean`` files (hidden entries, ``.lake`` and
+``lake-packages`` left out), every ``.lake/packages/<pkg>`` checkout, and the toolchain's
+``src/lean`` when it is installed (elan's toolchain directory for ``lean-toolchain``). The key is
+the root with the toolchain and the ``lake-manifest.json`` hash: a new toolchain or a changed
+manifest starts a fresh index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_SKIPPED_DIRS = {".lake", "lake-packages", "build", "node_modules"}
+
+
+@dataclass(frozen=True)
+class Stat:
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Sources:
+    root: str
+    toolchain: str  # the ``lean-toolchain`` line, or ``none``
+    manifest_hash: str  # first 16 hex digits of sha256 of ``lake-manifest.json``, or ``none``
+    trees: tuple[str, ...]  # absolute directories to scan
+
+    @property
+    def key(self) -> str:
+        root = hashlib.sha256(self.root.encode()).hexdigest()[:16]
+        rest = f"{self.toolchain}\0{self.manifest_hash}".encode()
+        return f"{root}-{hashlib.sha256(rest).hexdigest()[:16]}"
+
+
+def toolchain_of(root: str) -> str:
+    try:
+        return Path(root, "lean-toolchain").read_text(encoding="utf-8").strip() or "none"
+    except OSError:
+        return "none"
+
+
+def manifest_hash(root: str) -> str:
+    try:
+        data = Path(root, "lake-manifest.json").read_bytes()
+    except OSError:
+        return "none"
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def toolchain_sources(toolchain: str, environ: dict[str, str]) -> str | None:
+    """``<elan home>/toolchains/<toolchain as elan spells it>/src/lean`` when it exists."""
+    if toolchain == "none":
+        return None
+    home = environ.get("ELAN_HOME") or os.path.join(environ.get("HOME", "~"), ".elan")
+    name = toolchain.replace("/", "--").replace(":", "---")
+    path = os.path.join(os.path.expanduser(home), "toolchains", name, "src", "lean")
+    return path if os.path.isdir(path) else None
+
+
+def sources_of(root: str, environ: dict[str, str]) -> Sources:
+    trees = [root]
+    packages = os.path.join(root, ".lake", "packages")
+    if os.path.isdir(packages):
+        trees += sorted(entry.path for entry in os.scandir(packages) if entry.is_dir())
+    toolchain = toolchain_of(root)
+    lean_src = toolchain_sources(toolchain, environ)
+    if lean_src is not None:
+        trees.append(lean_src)
+    return Sources(root, toolchain, manifest_hash(root), tuple(trees))
+
+
+def lean_files(tree: str) -> Iterator[tuple[str, Stat]]:
+    """Every ``.lean`` file under ``tree`` with its stat, hidden and build directories skipped."""
+    stack = [tree]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIPPED_DIRS:
+                        stack.append(entry.path)
+                elif entry.name.endswith(".lean") and entry.is_file():
+                    info = entry.stat()
+                    yield entry.path, Stat(info.st_mtime_ns, info.st_size)
+            except OSError:
+                continue
+
+
+def display_path(root: str, path: str) -> str:
+    """Root-relative inside the root (``/`` separators), else absolute."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return path[len(prefix) :].replace(os.sep, "/")
+    return path

@@ -1,0 +1,3 @@
+from tests.broker.conftest import project, servers
+
+__all__ = ["project", "servers"]

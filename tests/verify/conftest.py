@@ -1,0 +1,3 @@
+from tests.broker.conftest import servers
+
+__all__ = ["servers"]
