@@ -51,6 +51,10 @@ KNOBS: tuple[Knob, ...] = (
     Knob("scratch_per_document", 1, "scratch documents per source document for speculation", 1),
     Knob("scratch_per_process", 8, "scratch documents for the whole process", 1),
     Knob("scratch_idle_ms", 300_000, "close idle scratch documents after this time"),
+    Knob("result_bytes", 20_000, "byte budget of one tool result's text; longer results are "
+         "cut and say what was cut", 512),
+    Knob("wait_ms", 45_000, "default wait_ms of Lean tools: how long a call waits for Lean "
+         "before it answers with what it has"),
 )
 
 
@@ -69,6 +73,8 @@ class Settings:
     scratch_per_document: int = 1
     scratch_per_process: int = 8
     scratch_idle_ms: int = 300_000
+    result_bytes: int = 20_000
+    wait_ms: int = 45_000
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:
