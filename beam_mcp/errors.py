@@ -1,12 +1,69 @@
-"""Tool errors: failures reported inside a successful `tools/call` result (`isError: true`)."""
+"""Tool errors: failures reported inside a successful `tools/call` result (`isError: true`).
+
+Every tool error carries `data.fix`, one sentence naming an action an agent can take (decision
+47): the fix a layer below attached to the error, else the default of its `data.reason`, else
+the default of its code.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+_RETRY = "retry once; if it fails again, draft a report with beam_feedback_report"
+_NEW_HANDLE = "get a fresh handle with lean_run_at_handle and continue from it"
+
+FIX_BY_REASON: dict[str, str] = {
+    "positionOutsideDocument": "pass a position inside the file (see line_count and "
+    "line_length_utf16), or address it with line1+match",
+    "splitsSurrogatePair": "move character by one UTF-16 unit, or address it with line1+match",
+    "noMatch": "read the file and pass text that occurs on that line (line1 is 1-based), or "
+    "use line+character",
+    "noGoalsAtPosition": "pick a position inside a tactic block, such as a run_at_position "
+    "from lean_todo",
+    "fileNotFound": "pass a path that exists, relative to workspace.root or absolute",
+    "invalidPath": "pass a non-empty file path",
+    "pathEscapesRoot": "pass a path inside workspace.root",
+    "notLeanProject": "pass the directory holding lean-toolchain or the lakefile as "
+    "workspace.root",
+    "unreadable": "check the file's permissions, then call again",
+    "unresolvableCodeAction": "pass a code_action exactly as lean_todo returned it for the "
+    "current version",
+    "handlePathMismatch": "pass the path the handle was made for",
+    "handleWorkspaceMismatch": "pass the workspace the handle was made in",
+    "unknownHandle": _NEW_HANDLE,
+    "released": _NEW_HANDLE,
+    "consumed": "continue from the next_handle that lean_run_with_linear returned",
+    "sourceChanged": _NEW_HANDLE,
+    "sessionRestarted": _NEW_HANDLE,
+    "workspaceDropped": _NEW_HANDLE,
+    "sourceChangedDuringSave": "call lean_save again once the file stops changing",
+    "lean": "call the tool again; Lean answered for an older text",
+}
+
+FIX_BY_CODE: dict[str, str] = {
+    "invalidInput": "correct the argument the message names and call again",
+    "invalidParams": "correct the argument the message names and call again",
+    "contentModified": "call lean_sync on the file and pass the version it returns",
+    "timeout": "call again with a larger wait_ms, or a little later; Lean keeps working",
+    "workerExited": "call lean_sync on the file to restart its Lean worker, then retry",
+    "requestCancelled": "call again",
+    "runtimeSetup": "run `lean-beam doctor` in the project and follow the fix it prints",
+    "syncBarrierIncomplete": "rebuild the stale imports (lake build), then lean_refresh the file",
+    "saveUnsupportedSetup": "use lean_sync; lean_save needs a Lake project served by lake serve",
+    "saveTargetNotModule": "save a file that is a module of the Lake package",
+    "internalError": _RETRY,
+}
+
+
+def fix_for(code: str, data: dict[str, Any] | None) -> str:
+    reason = (data or {}).get("reason")
+    if isinstance(reason, str) and reason in FIX_BY_REASON:
+        return FIX_BY_REASON[reason]
+    return FIX_BY_CODE.get(code, _RETRY)
+
 
 class ToolError(Exception):
-    """A structured tool error: `structuredContent = {code, message, data?}`."""
+    """A structured tool error: `structuredContent = {code, message, data}`, `data.fix` set."""
 
     def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -15,7 +72,7 @@ class ToolError(Exception):
         self.data = data
 
     def content(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            body["data"] = self.data
-        return body
+        data = dict(self.data or {})
+        if not data.get("fix"):
+            data["fix"] = fix_for(self.code, data)
+        return {"code": self.code, "message": self.message, "data": data}

@@ -7,6 +7,7 @@ place and adds nothing to it. Process-level problems (a missing ``lake``) arrive
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from beam_runtime.errors import BeamError
@@ -46,8 +47,23 @@ def runtime_setup(
 def from_beam_error(error: BeamError, stderr_tail: list[str] | None = None) -> BrokerError:
     detail = error.message
     if error.details:
-        detail = f"{error.message} ({error.details})"
+        detail = f"{error.message} ({details_text(error.details)})"
     return runtime_setup(error.category, error.message, error.fix, detail, stderr_tail)
+
+
+def details_text(details: Any) -> str:
+    """Structured details as plain text for ``detail`` (``searched: /a, /b``), never a repr."""
+    if not isinstance(details, dict):
+        return details if isinstance(details, str) else json.dumps(details, ensure_ascii=False)
+    return "; ".join(f"{key}: {_value_text(value)}" for key, value in details.items())
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def timeout(phase: str, waited_ms: int, what: str) -> BrokerError:

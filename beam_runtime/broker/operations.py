@@ -33,19 +33,25 @@ def workspace(session: LeanSession) -> dict[str, Any]:
     return {"workspace": {"root": session.root}}
 
 
-def check_version(doc: OpenDocument, expected: int) -> None:
-    if expected != doc.version:
-        raise BrokerError(
-            "contentModified",
-            f"document version mismatch for {doc.uri}: expected document version {expected}, "
-            f"got {doc.version}",
-            {
-                "reason": "documentVersionMismatch",
-                "expectedVersion": expected,
-                "currentVersion": doc.version,
-                "uri": doc.uri,
-            },
-        )
+def check_version(doc: OpenDocument, expected: int | None) -> None:
+    """Decision 47: a stale ``version`` names both versions the right way round, and the fix.
+
+    ``None`` (the caller omitted ``version``) accepts the version just read from disk.
+    """
+    if expected is None or expected == doc.version:
+        return
+    name = doc.source.display
+    raise BrokerError(
+        "contentModified",
+        f"version {expected} is stale: {name} is at version {doc.version}",
+        {
+            "reason": "documentVersionMismatch",
+            "expectedVersion": expected,
+            "currentVersion": doc.version,
+            "uri": doc.uri,
+            "fix": f"call lean_sync on {name} and pass version {doc.version} (or omit version)",
+        },
+    )
 
 
 async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:

@@ -15,8 +15,10 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import after_position, parse_plain_goal
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
+from beam_runtime.broker.text import DocumentText, utf16_len
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
 from beam_runtime.lsp import messages
 
@@ -28,7 +30,7 @@ class CheckedDocument:
     async generator costs a few calls more to start and finish.
     """
 
-    def __init__(self, session: LeanSession, path: str, version: int, ctx: Context) -> None:
+    def __init__(self, session: LeanSession, path: str, version: int | None, ctx: Context) -> None:
         self._session = session
         self._path = path
         self._version = version
@@ -59,36 +61,45 @@ class CheckedDocument:
             await lock.__aexit__()
 
 
-async def ask(session: LeanSession, method: str, params: Any) -> Any:
-    return await session.request(
-        method, params, phase="navigation", timeout_s=session.limits.navigation_s
-    )
+async def ask(session: LeanSession, method: str, params: Any, wait_ms: int | None = None) -> Any:
+    """One question to Lean, bounded by the navigation limit and the caller's ``wait_ms``."""
+    limit = session.limits.navigation_s
+    if wait_ms is not None:
+        limit = min(limit, wait_ms / 1000)
+    return await session.request(method, params, phase="navigation", timeout_s=limit)
 
 
-def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
-    doc.text.check_position(line, character)
-    return messages.position(doc.uri, line, character)
+def _wait(args: Any) -> int | None:
+    return getattr(args, "wait_ms", None)
+
+
+def _echo(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
+    """What every position result repeats: the version used and the resolved position."""
+    return {"version": doc.version, "position": echo(line, character)}
 
 
 async def _at_position(
     session: LeanSession, method: str, args: Any, ctx: Context, extra: dict[str, Any] | None = None
-) -> Any:
+) -> tuple[Any, dict[str, Any]]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
-        params = _position_params(doc, args.line, args.character)
+        line, character = resolve(doc.text, args)
+        params = messages.position(doc.uri, line, character)
         if extra:
             params.update(extra)
-        return await ask(session, method, params)
+        return await ask(session, method, params, _wait(args)), _echo(doc, line, character)
 
 
-def _merged(session: LeanSession, answer: Any) -> dict[str, Any]:
+def _merged(session: LeanSession, found: tuple[Any, dict[str, Any]]) -> dict[str, Any]:
+    answer, echoed = found
     if isinstance(answer, dict):
-        return {**workspace(session), **answer}
-    return {**workspace(session), "result": answer}
+        return {**workspace(session), **answer, **echoed}
+    return {**workspace(session), "result": answer, **echoed}
 
 
-def _locations(session: LeanSession, answer: Any) -> dict[str, Any]:
+def _locations(session: LeanSession, found: tuple[Any, dict[str, Any]]) -> dict[str, Any]:
+    answer, echoed = found
     result = navigation.normalize_locations(answer, session.root, session.is_scratch_uri)
-    return {**workspace(session), "result": result}
+    return {**workspace(session), "result": result, **echoed}
 
 
 async def hover(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
@@ -114,30 +125,34 @@ async def references(session: LeanSession, args: Any, ctx: Context) -> dict[str,
 async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = {"textDocument": {"uri": doc.uri}}
-        answer = await ask(session, "textDocument/documentSymbol", params)
-    return {**workspace(session), "result": answer if isinstance(answer, list) else []}
+        answer = await ask(session, "textDocument/documentSymbol", params, _wait(args))
+        version = doc.version
+    result = answer if isinstance(answer, list) else []
+    return {**workspace(session), "version": version, "result": result}
 
 
 async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     CallReport(ctx, None).preparing()
-    answer = await ask(session, "workspace/symbol", {"query": args.query})
+    answer = await ask(session, "workspace/symbol", {"query": args.query}, _wait(args))
     result = navigation.normalize_workspace_symbols(answer, session.root, session.is_scratch_uri)
     return {**workspace(session), "result": result}
 
 
 async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
-        params = _position_params(doc, args.line, args.character)
+        line, character = resolve(doc.text, args)
+        params = messages.position(doc.uri, line, character)
         if args.mode == "after":
-            params["position"] = after_position(doc.text, args.line, args.character)
-        answer = await ask(session, "$/lean/plainGoal", params)
+            params["position"] = after_position(doc.text, line, character)
+        answer = await ask(session, "$/lean/plainGoal", params, _wait(args))
+        echoed = _echo(doc, line, character)
     if not isinstance(answer, dict):
         raise BrokerError(
             "invalidParams",
-            f"no tactic state at {args.line}:{args.character} ({args.mode})",
+            f"no tactic state at {line}:{character} ({args.mode})",
             {"reason": "noGoalsAtPosition", "position": params["position"]},
         )
-    return {**workspace(session), "goals": parse_plain_goal(answer)}
+    return {**workspace(session), **echoed, "goals": parse_plain_goal(answer)}
 
 
 async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
@@ -145,10 +160,7 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     suggest = args.suggest == "basic"
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         text = doc.text
-        text.check_position(args.start_line, args.start_character)
-        text.check_position(args.end_line, args.end_character)
-        start = (args.start_line, args.start_character)
-        end = (args.end_line, args.end_character)
+        start, end = _todo_range(text, args)
         await session.barrier(doc)
         items = diagnostic_items(text, doc.diagnostics, start, end, suggest)
         if "code_action" in wanted:
@@ -162,7 +174,7 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
                 "range": rng,
                 "context": {"diagnostics": in_range},
             }
-            actions = await ask(session, "textDocument/codeAction", params)
+            actions = await ask(session, "textDocument/codeAction", params, _wait(args))
             items.extend(code_action_items(actions, rng["start"], rng["end"]))
         version = doc.version
     chosen = [item for item in items if item["kind"] in wanted]
@@ -171,6 +183,22 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
         "end": {"line": end[0], "character": end[1]},
     }
     return {**workspace(session), "version": version, "range": span, "items": chosen}
+
+
+def _todo_range(text: DocumentText, args: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The range asked for; an omitted end is the end of the file."""
+    start = (args.start_line, args.start_character)
+    last = text.end_position()
+    end_line = last["line"] if args.end_line is None else args.end_line
+    if args.end_character is not None:
+        end_character = args.end_character
+    elif end_line == last["line"]:
+        end_character = last["character"]
+    else:
+        end_character = 0 if end_line >= len(text.lines) else utf16_len(text.lines[end_line])
+    text.check_position(*start)
+    text.check_position(end_line, end_character)
+    return start, (end_line, end_character)
 
 
 def _meets(diagnostic: dict[str, Any], start: tuple[int, int], end: tuple[int, int]) -> bool:

@@ -106,14 +106,14 @@ class LeanSession:
                 "lakeNotFound",
                 f"cannot start Lean: {self.launch.argv[0]} was not found",
                 "install elan (it provides lake) or fix --lean-cmd / PATH",
-                detail=str(exc),
+                detail=f"{exc.strerror}: {exc.filename}",
             ) from exc
         except PermissionError as exc:
             raise errors.runtime_setup(
                 "toolchainNotRunnable",
                 f"cannot start Lean: {self.launch.argv[0]} is not executable",
                 "repair the toolchain (`elan toolchain install`) or fix --lean-cmd",
-                detail=str(exc),
+                detail=f"{exc.strerror}: {exc.filename}",
             ) from exc
         await self._initialize()
 

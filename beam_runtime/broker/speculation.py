@@ -18,6 +18,7 @@ from beam_runtime.broker.goals import parse_plain_goal
 from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import SourceFile, resolve_source
+from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
 from beam_runtime.broker.session import LeanSession
@@ -70,7 +71,8 @@ class Speculation:
         if keep and record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
-        return {**workspace(session), **result}
+        echoed = {"version": snap.version, "position": echo(snap.line, snap.character)}
+        return {**workspace(session), **echoed, **result}
 
     async def run_with(
         self, session: LeanSession, args: Any, ctx: Context, *, linear: bool
@@ -113,12 +115,12 @@ class Speculation:
             doc, _ = await session.sync_text(source)
             check_version(doc, args.version)
             text = doc.text
-            text.check_position(args.line, args.character)
+            line, character = resolve(text, args)
             report.attach(doc)
             try:
                 answer = await session.request(
                     "$/lean/plainGoal",
-                    messages.position(doc.uri, args.line, args.character),
+                    messages.position(doc.uri, line, character),
                     phase="probe",
                     timeout_s=session.limits.barrier_s,
                 )
@@ -126,8 +128,8 @@ class Speculation:
                 report.detach(doc)
             version = doc.version
         kind = "tactic" if isinstance(answer, dict) else "command"
-        prefix, column = _prefix_of(text, kind, args.line, args.character)
-        return Snapshot(source, version, prefix, kind, column, args.line, args.character)
+        prefix, column = _prefix_of(text, kind, line, character)
+        return Snapshot(source, version, prefix, kind, column, line, character)
 
     async def _live(
         self, session: LeanSession, source: SourceFile, handle_id: str, report: CallReport
