@@ -67,12 +67,17 @@ def _value_text(value: Any) -> str:
 
 
 def timeout(phase: str, waited_ms: int, what: str) -> BrokerError:
-    """Decision 32: a bounded wait ran out."""
+    """Decisions 32 and 45: a bounded wait ran out; Lean's work goes on, so call again."""
     return BrokerError(
         "timeout",
         f"{what} did not finish within {waited_ms} ms",
-        {"phase": phase, "waited_ms": waited_ms},
+        {"phase": phase, "waited_ms": waited_ms, "retry_after_ms": retry_after_ms(waited_ms)},
     )
+
+
+def retry_after_ms(waited_ms: int) -> int:
+    """When to call again: soon, since the work goes on; never a busy loop on ``wait_ms: 0``."""
+    return min(5_000, max(500, waited_ms // 2))
 
 
 def worker_exited(message: str, stderr_tail: list[str] | None = None) -> BrokerError:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from beam_runtime.broker import navigation
+from beam_runtime.broker import errors, navigation
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import after_position, parse_plain_goal
@@ -20,6 +20,7 @@ from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
 from beam_runtime.broker.text import DocumentText, utf16_len
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
+from beam_runtime.broker.waiting import barrier_within
 from beam_runtime.lsp import messages
 
 
@@ -161,7 +162,9 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         text = doc.text
         start, end = _todo_range(text, args)
-        await session.barrier(doc)
+        wait = _wait(args)
+        if not await barrier_within(session, doc, wait):
+            raise errors.timeout("barrier", wait or 0, f"checking {doc.source.display}")
         items = diagnostic_items(text, doc.diagnostics, start, end, suggest)
         if "code_action" in wanted:
             rng = {

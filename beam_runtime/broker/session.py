@@ -81,6 +81,10 @@ class LeanSession:
         self.source_observers: list[Callable[[str, int | None], None]] = []
         self.stop_observers: list[Callable[[LeanSession], None]] = []
         self.stop_reason = "sessionRestarted"  # the manager says "workspaceDropped" on drop
+        # Bounded waits (waiting.py): running barriers by path, and the long-lived task group's
+        # ``start_soon`` they run in (set by the broker).
+        self.barriers: dict[str, Any] = {}
+        self.spawn: Callable[..., Any] | None = None
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents (issue 6) never appear in navigation results."""
