@@ -122,7 +122,7 @@ class Speculation:
                     "$/lean/plainGoal",
                     messages.position(doc.uri, line, character),
                     phase="probe",
-                    timeout_s=session.limits.barrier_s,
+                    timeout_s=_bounded(session.limits.barrier_s, args),
                 )
             finally:
                 report.detach(doc)
@@ -203,6 +203,12 @@ class Speculation:
                 text=probes.accumulated(layout, len(snap.prefix)),
             )
         return result, record
+
+
+def _bounded(limit_s: float, args: Any) -> float:
+    """The session's limit, or the caller's ``wait_ms`` when that is shorter (decision 45)."""
+    wait_ms = getattr(args, "wait_ms", None)
+    return limit_s if wait_ms is None else min(limit_s, wait_ms / 1000)
 
 
 def _prefix_of(text: DocumentText, kind: str, line: int, character: int) -> tuple[str, int]:

@@ -74,6 +74,11 @@ def test_agent_session(servers: list[Server], project: Path, tmp_path: Path) -> 
     failed, late = agent.call("lean_hover", path="Main.lean", line1=9, match="exact", wait_ms=200)
     assert failed and late["code"] == "timeout"
     assert set(late["data"]) >= {"phase", "waited_ms", "retry_after_ms", "fix"}
+    failed, probe_late = agent.call(
+        "lean_run_at", path="Main.lean", line1=9, match="exact", text="skip", wait_ms=200
+    )
+    assert failed and probe_late["code"] == "timeout"
+    assert probe_late["data"]["waited_ms"] == 200 and probe_late["data"]["retry_after_ms"] > 0
 
     synced = first
     for _ in range(20):
