@@ -189,16 +189,14 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
 
 
 def _todo_range(text: DocumentText, args: Any) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The range asked for; an omitted end is the end of the file."""
+    """The range asked for; an omitted end line is the last line, an omitted end character
+    the end of the end line."""
     start = (args.start_line, args.start_character)
-    last = text.end_position()
-    end_line = last["line"] if args.end_line is None else args.end_line
-    if args.end_character is not None:
-        end_character = args.end_character
-    elif end_line == last["line"]:
-        end_character = last["character"]
-    else:
-        end_character = 0 if end_line >= len(text.lines) else utf16_len(text.lines[end_line])
+    lines = text.lines
+    end_line = len(lines) - 1 if args.end_line is None else args.end_line
+    end_character = args.end_character
+    if end_character is None:
+        end_character = utf16_len(lines[end_line]) if end_line < len(lines) else 0
     text.check_position(*start)
     text.check_position(end_line, end_character)
     return start, (end_line, end_character)
