@@ -1,12 +1,19 @@
-"""Tool errors: failures reported inside a successful `tools/call` result (`isError: true`)."""
+"""Tool errors: failures reported inside a successful `tools/call` result (`isError: true`).
+
+Every tool error carries `data.fix`, one sentence naming an action an agent can take (decision
+47): the fix a layer below attached to the error, else the default of its `data.reason`, else
+the default of its code.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from beam_runtime.broker.fixes import fix_for
+
 
 class ToolError(Exception):
-    """A structured tool error: `structuredContent = {code, message, data?}`."""
+    """A structured tool error: `structuredContent = {code, message, data}`, `data.fix` set."""
 
     def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -15,7 +22,7 @@ class ToolError(Exception):
         self.data = data
 
     def content(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            body["data"] = self.data
-        return body
+        data = dict(self.data or {})
+        if not data.get("fix"):
+            data["fix"] = fix_for(self.code, data)
+        return {"code": self.code, "message": self.message, "data": data}

@@ -54,11 +54,14 @@ class BrokerBackend:
 
     def __init__(self, settings: Settings) -> None:
         self.broker = Broker(broker_config(settings))
+        self.wait_ms = settings.wait_ms
 
     def attach(self, group: TaskGroup) -> None:
         self.broker.attach(group)
 
     async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+        if getattr(arguments, "wait_ms", 0) is None:  # omitted: the server's default
+            arguments = arguments.model_copy(update={"wait_ms": self.wait_ms})
         try:
             result: dict[str, Any] = await spec.handler(self.broker, arguments, ctx)
         except BrokerError as error:

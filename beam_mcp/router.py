@@ -46,7 +46,16 @@ if TYPE_CHECKING:
 SERVER_NAME = "lean-beam-mcp"
 INSTRUCTIONS = (
     "Every workspace-bound tool call names its Lean project explicitly in "
-    'arguments.workspace = {"root": "/absolute/path"}; no call depends on an earlier one.'
+    'arguments.workspace = {"root": "/absolute/path"}; no call depends on an earlier one. '
+    "Paths are relative to the root or absolute. Beam never edits .lean files. Positions: "
+    "line+character (0-based, character in UTF-16 units), or line1+match[+occurrence] (1-based "
+    "line, first character of the match), or declaration+sorry (K-th sorry, 1-based); omit "
+    "version to use the file as it is on disk; results echo position and version. Lean tools "
+    "wait at most wait_ms (default 45000): lean_sync then answers readiness.reason "
+    "stillElaborating with retry_after_ms (call again to keep waiting), other tools the error "
+    "timeout. Results over the byte budget carry truncated: {field: omitted count}; narrow "
+    "the range or diagnostic_scope to see the rest. Errors carry data.fix. Pass "
+    "params._meta.progressToken for notifications/progress."
 )
 CAPABILITIES = {"logging": {}, "tools": {"listChanged": False}}
 CACHE_HINT = {"ttlMs": 3_600_000, "cacheScope": "public"}
@@ -321,7 +330,8 @@ class Router:
         self.stats.record(tool, root, ms, "ok" if error is None else "error")
         body = content if error is None else error.content()
         extra = self._tool_decoration() if modern else {}
-        message = tool_result_message(rid, body, error is not None, extra)
+        message = tool_result_message(rid, body, error is not None, extra,
+                                      self.settings.result_bytes)
         self.outbox.send(message, self.release(rid))
 
 

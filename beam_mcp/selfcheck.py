@@ -205,7 +205,7 @@ def version_phase(child: Child, timeout: float) -> str:
 
 
 def sync_phase(child: Child, root: str, file: str, timeout: float) -> str:
-    arguments = {"workspace": {"root": root}, "path": file}
+    arguments = {"workspace": {"root": root}, "path": file, "wait_ms": int(timeout * 1000)}
     result = child.request("lean_sync", 4, "tools/call",
                            {"name": "lean_sync", "arguments": arguments}, timeout)
     content = result.get("structuredContent") or {}
@@ -216,8 +216,17 @@ def sync_phase(child: Child, root: str, file: str, timeout: float) -> str:
     if "document_progress" not in content:
         raise PhaseFailed("lean_sync", "the result has no document_progress",
                           "report this as a lean-beam bug")
-    counts = (content.get("diagnostics") or {}).get("counts") or {}
-    return f"ok (version {content.get('version')}, {counts.get('error', 0)} errors)"
+    diagnostics = content.get("diagnostics") or {}
+    if diagnostics.get("complete") is False:
+        raise PhaseFailed("lean_sync", f"Lean did not finish {file} within "
+                          f"{timeout * 1000:.0f} ms", f"raise {SELF_CHECK_TIMEOUT_ENV}")
+    return f"{synced_text((diagnostics.get('counts') or {}).get('error', 0))} " \
+        f"(version {content.get('version')})"
+
+
+def synced_text(errors: int) -> str:
+    """``synced: 1 error``, ``synced: 2 errors``: what the file's diagnostics say, in words."""
+    return f"synced: {errors} error{'' if errors == 1 else 's'}"
 
 
 def run_self_check(settings: Settings, file: str | None) -> int:

@@ -56,6 +56,10 @@ KNOBS: tuple[Knob, ...] = (
          "drops a session 30 s after the last one)", 100),
     Knob("barrier_reissue_ms", 2_000, "re-send a sync barrier Lean has not answered this long "
          "after the document's progress ended (older Lean drops it on a worker restart)", 50),
+    Knob("result_bytes", 20_000, "byte budget of one tool result's text; longer results are "
+         "cut and say what was cut", 512),
+    Knob("wait_ms", 45_000, "default wait_ms of Lean tools: how long a call waits for Lean "
+         "before it answers with what it has"),
 )
 
 
@@ -76,6 +80,8 @@ class Settings:
     scratch_idle_ms: int = 300_000
     rpc_keepalive_ms: int = 10_000
     barrier_reissue_ms: int = 2_000
+    result_bytes: int = 20_000
+    wait_ms: int = 45_000
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:

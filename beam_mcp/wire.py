@@ -24,6 +24,8 @@ RequestId = str | int
 _REQUEST_KEYS = frozenset(("jsonrpc", "id", "method", "params"))
 # ASCII output stays valid UTF-8 even when a client sent lone surrogates in a string.
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+# Tool results are read by models: non-ASCII text is written as itself (decision 47).
+_encode_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
 
 
 class RpcError(Exception):
@@ -131,16 +133,41 @@ def compact(value: Any) -> str:
 
 
 def tool_result_message(rid: RequestId, body: Any, is_error: bool,
-                        extra: dict[str, Any]) -> bytes:
+                        extra: dict[str, Any], budget: int | None = None) -> bytes:
     """A `tools/call` answer carrying `body` as structured content and as its JSON text.
 
-    The body is encoded once and spliced in: `result` is the last member of the message and is
-    never empty, so the encoded message ends with the two braces that close both.
+    The text is compact JSON with non-ASCII characters as themselves; over `budget` UTF-8 bytes
+    the body is cut first (`beam_mcp.budget`). The body is encoded once and spliced in:
+    `result` is the last member of the message and is never empty, so the encoded message ends
+    with the two braces that close both. A lone surrogate (which UTF-8 cannot carry) sends the
+    whole message through the ASCII encoder instead.
     """
-    text = _encode(body)
+    text = _encode_text(body)
+    if budget is not None and len(text) * 4 > budget and _utf8_size(text) > budget:
+        from beam_mcp.budget import bound
+
+        body = bound(body, budget, lambda value: _utf8_size(_encode_text(value)))
+        text = _encode_text(body)
+    try:
+        return _spliced(_encode_text, rid, text, is_error, extra).encode("utf-8")
+    except UnicodeEncodeError:
+        return _spliced(_encode, rid, _encode(body), is_error, extra).encode("utf-8")
+
+
+def _spliced(encoder: Any, rid: RequestId, text: str, is_error: bool,
+             extra: dict[str, Any]) -> str:
     result = {"content": [{"type": "text", "text": text}], "isError": is_error, **extra}
-    head = _encode({"jsonrpc": "2.0", "id": rid, "result": result})
-    return (head[:-2] + ',"structuredContent":' + text + "}}\n").encode("utf-8")
+    head: str = encoder({"jsonrpc": "2.0", "id": rid, "result": result})
+    return head[:-2] + ',"structuredContent":' + text + "}}\n"
+
+
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def text_of(value: Any) -> str:
+    """The text of a tool result: compact JSON, non-ASCII characters as themselves."""
+    return _encode_text(value)
 
 
 def result_message(rid: RequestId, result: dict[str, Any]) -> bytes:

@@ -1,4 +1,4 @@
-"""`lean-beam`: install, version, runtime list/prune, doctor."""
+"""`lean-beam`: install, version, runtime list/prune, doctor, lean."""
 
 from __future__ import annotations
 
@@ -31,9 +31,16 @@ def _doctor() -> click.Command:
     return doctor
 
 
+def _lean() -> click.Command:
+    from beam_install.cli.cmd_lean import lean
+
+    return lean
+
+
 @click.group(
     cls=LazyGroup,
-    lazy={"install": _install, "version": _version, "runtime": _runtime, "doctor": _doctor},
+    lazy={"install": _install, "version": _version, "runtime": _runtime, "doctor": _doctor,
+          "lean": _lean},
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def main() -> None:

@@ -23,19 +23,10 @@ READ_ONLY: dict[str, Any] = {"readOnlyHint": True}
 ADDITIVE: dict[str, Any] = {"destructiveHint": False}
 IDEMPOTENT: dict[str, Any] = {"idempotentHint": True}
 
-_PROGRESS = (
-    " Pass tools/call params._meta.progressToken (a string or integer) to receive "
-    "notifications/progress while the call runs; without one, a slow call sends at most one "
-    "beam.status notice when the log level admits it."
-)
-_WORKSPACE = " Name the Lean project in workspace.root (an absolute path)."
-_NO_EDITS = " Beam never edits .lean sources; the client applies edits itself."
-_SPECULATIVE = (
-    " The text is tried against a document snapshot and never written to disk. Any read-only "
-    "hint on this tool is advice about Beam's own state, not a sandbox: Lean code and project "
-    "metaprogramming may still perform IO."
-)
-_POSITION = " Positions are zero-based; character counts UTF-16 code units."
+# What every Lean tool shares (workspace, progress tokens, no edits, wait_ms, positions, the
+# byte budget) is said once, in the server's `instructions` (beam_mcp.router), not per tool.
+_SPECULATIVE = " Runs on a scratch copy, never on disk; not a sandbox: Lean code may still do IO."
+_POSITION = " Position: line+character (0-based, UTF-16), line1+match, or declaration+sorry."
 
 
 @dataclass(frozen=True)
@@ -56,15 +47,14 @@ def _lean(
     annotations: dict[str, Any] | None,
     extra: str = "",
 ) -> ToolSpec:
-    text = purpose + extra + _WORKSPACE + _NO_EDITS + _PROGRESS
+    text = purpose + extra
     return ToolSpec(handler.__name__, text, annotations, model, handler)
 
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "beam_version",
-        "Report the identity of this lean-beam MCP server: version, runtime, preferred MCP "
-        "revision and whether a Lean session has started. Takes no arguments.",
+        "Identity of this server: version, runtime, MCP revision, whether Lean has started.",
         READ_ONLY,
         "NoInput",
         h.beam_version,
@@ -72,8 +62,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "beam_stats",
-        "Report process statistics for debugging: uptime, per-tool call counts and latencies, "
-        "and the Lean workspaces currently cached. Do not use it to choose a workspace.",
+        "Debugging statistics: uptime, per-tool calls and latencies, cached workspaces.",
         READ_ONLY,
         "NoInput",
         h.beam_stats,
@@ -81,22 +70,16 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "beam_feedback_report",
-        "Draft a feedback report about lean-beam for the user to review. Beam never uploads or "
-        "submits anything; the report is returned to you and, when bundle is dir or zip, also "
-        "written as local evidence files. confidential: true leaves out project context."
-        + _WORKSPACE
-        + _PROGRESS,
+        "Draft a lean-beam feedback report for the user to review; never uploaded. bundle "
+        "dir|zip also writes local evidence files; confidential omits project context.",
         None,
         "FeedbackInput",
         h.beam_feedback_report,
     ),
     ToolSpec(
         "lean_drop_workspace",
-        "Evict the cached Lean runtime of one workspace and invalidate its proof handles. Use it "
-        "after changing lakefile, manifest, toolchain or Lean options. Repeating it answers "
-        "dropped: false with reason notFound; a vanished root is accepted."
-        + _WORKSPACE
-        + _PROGRESS,
+        "Stop the workspace's Lean session and invalidate its handles (after lakefile, "
+        "manifest, toolchain or option changes). Again: dropped false, reason notFound.",
         IDEMPOTENT,
         "WorkspaceOnly",
         h.lean_drop_workspace,
@@ -105,140 +88,100 @@ TOOLS: tuple[ToolSpec, ...] = (
     _lean(
         h.lean_run_at,
         "RunAtInput",
-        "Speculatively run a command or tactic block at a position of a "
-        "document version and report messages, traces and the proof state; returns no "
-        "follow-up handle.",
+        "Try a command or tactic text at a position: messages, traces, proof_state.",
         READ_ONLY,
         _SPECULATIVE + _POSITION,
     ),
     _lean(
         h.lean_run_at_handle,
         "RunAtInput",
-        "Speculatively run text at a position like lean_run_at, "
-        "and return a next_handle for continuing from the resulting state when there is one.",
+        "Like lean_run_at, and return next_handle to continue from the resulting state.",
         ADDITIVE,
         _SPECULATIVE + _POSITION,
     ),
+    _lean(h.lean_hover, "PositionInput", "Hover (type, docs) at a position.", READ_ONLY, _POSITION),
     _lean(
-        h.lean_hover,
-        "PositionInput",
-        "Hover information (type and docs) at a position of a document version.",
-        READ_ONLY,
+        h.lean_signature_help, "PositionInput", "Signature help at a position.", READ_ONLY,
         _POSITION,
     ),
     _lean(
-        h.lean_signature_help,
-        "PositionInput",
-        "Signature help at a position of a document version.",
-        READ_ONLY,
-        _POSITION,
-    ),
-    _lean(
-        h.lean_definition,
-        "PositionInput",
-        "Locations of the definition of the name at a position.",
-        READ_ONLY,
-        _POSITION,
+        h.lean_definition, "PositionInput", "Definition locations of the name at a position.",
+        READ_ONLY, _POSITION,
     ),
     _lean(
         h.lean_references,
         "ReferencesInput",
-        "Locations that reference the name at a position; include_declaration defaults to true.",
+        "Locations referencing the name at a position.",
         READ_ONLY,
         _POSITION,
     ),
+    _lean(h.lean_document_symbols, "DocumentInput", "Symbols declared in a file.", READ_ONLY),
     _lean(
-        h.lean_document_symbols,
-        "DocumentInput",
-        "Symbols declared in a document version.",
-        READ_ONLY,
-    ),
-    _lean(
-        h.lean_workspace_symbols,
-        "WorkspaceSymbolsInput",
-        "Search the symbols of the whole workspace by query.",
+        h.lean_workspace_symbols, "WorkspaceSymbolsInput", "Search workspace symbols by query.",
         READ_ONLY,
     ),
     _lean(
         h.lean_goals,
         "GoalsInput",
-        "Tactic goals before or after the tactic at a position (mode before "
-        "or after); an empty list means the goal is solved.",
+        "Tactic goals before or after the tactic at a position; [] means solved.",
         READ_ONLY,
         _POSITION,
     ),
     _lean(
         h.lean_todo,
         "TodoInput",
-        "List work left in a range of a document version (sorry, holes, "
-        "diagnostics, code actions, incomplete proofs) with positions to try lean_run_at.",
+        "Open work in a range (default: whole file): sorry, holes, diagnostics, code actions, "
+        "incomplete proofs, each with run_at_position and run_at_text for lean_run_at.",
         READ_ONLY,
-        _POSITION,
     ),
     _lean(
         h.lean_code_action_resolve,
         "CodeActionResolveInput",
-        "Resolve a code action returned by lean_todo; the "
-        "client applies any workspace edit it contains.",
+        "Resolve a code_action from lean_todo; the client applies any edit itself.",
         READ_ONLY,
     ),
     _lean(
         h.lean_run_with,
         "RunWithInput",
-        "Speculatively continue from a proof handle with more text, keeping "
-        "the parent handle and returning a fresh next_handle on success.",
+        "Continue from a handle with more text; keeps the parent, returns next_handle.",
         ADDITIVE,
         _SPECULATIVE,
     ),
     _lean(
         h.lean_run_with_linear,
         "RunWithInput",
-        "Speculatively continue from a proof handle with more text "
-        "and consume the parent handle, whether or not the text succeeds.",
+        "Continue from a handle with more text, consuming the parent either way.",
         None,
         _SPECULATIVE,
     ),
-    _lean(h.lean_release, "HandleInput", "Release a proof handle that is no longer needed.", None),
+    _lean(h.lean_release, "HandleInput", "Release a handle.", None),
     _lean(
         h.lean_update,
         "PathInput",
-        "Read the file from disk into Beam's document mirror and return its "
-        "version and whether it changed, without waiting for diagnostics.",
+        "Read the file from disk; version and whether it changed, without waiting for Lean.",
         None,
     ),
     _lean(
         h.lean_sync,
         "SyncInput",
-        "Read the file from disk, wait until Lean has checked it and return "
-        "the version, diagnostic counts, save readiness and document progress.",
+        "Read the file, wait for Lean (up to wait_ms): version, diagnostic counts, readiness, "
+        "document_progress.",
         None,
     ),
     _lean(
         h.lean_refresh,
         "SyncInput",
-        "Close and reopen the document, re-read it from disk and wait for "
-        "fresh diagnostics; the version keeps counting up.",
+        "Close, reopen and sync the file (fresh diagnostics; the version still counts up).",
         None,
     ),
     _lean(
         h.lean_save,
         "SaveInput",
-        "Sync the file and write its Lake build artifacts as a development "
-        "checkpoint (not a substitute for lake build in CI).",
+        "Sync, then write the file's Lake build artifacts (a checkpoint, not CI's lake build).",
         None,
     ),
-    _lean(
-        h.lean_close_save,
-        "SaveInput",
-        "Save the file like lean_save, then close the document.",
-        None,
-    ),
-    _lean(
-        h.lean_close,
-        "PathInput",
-        "Close the tracked document; succeeds when it is already closed.",
-        IDEMPOTENT,
-    ),
+    _lean(h.lean_close_save, "SaveInput", "lean_save, then close the document.", None),
+    _lean(h.lean_close, "PathInput", "Close the document (fine if already closed).", IDEMPOTENT),
     _lean(
         h.lean_verify,
         "VerifyInput",

@@ -76,6 +76,7 @@ async def _sync(
             scope=a.diagnostic_scope,
             items=a.diagnostics_in_result,
             refresh=refresh,
+            wait_ms=a.wait_ms,
         )
 
     return await broker.run(ctx.root, args.path, sync, args, ctx, rereads=rereads)
@@ -94,7 +95,8 @@ async def _save(broker: Broker, args: Any, ctx: ToolContext, *, close_after: boo
 
     async def save(session: Any, a: Any, c: Any) -> Result:
         return await operations.save(
-            session, a.path, c, scope=a.diagnostic_scope, close_after=close_after
+            session, a.path, c, scope=a.diagnostic_scope, close_after=close_after,
+            wait_ms=a.wait_ms,
         )
 
     return await broker.run(ctx.root, args.path, save, args, ctx)

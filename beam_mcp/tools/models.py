@@ -16,15 +16,16 @@ class Closed(BaseModel):
 
 
 Natural = Annotated[int, Field(ge=0)]
+Ordinal = Annotated[int, Field(ge=1)]
 DocVersion = Annotated[int, Field(ge=1)]
 
 
 class Workspace(Closed):
-    root: str = Field(description="Absolute path of the Lean/Lake project root.")
+    root: str = Field(description="Absolute project root.")
 
 
 class Handle(Closed):
-    id: str = Field(description="Opaque handle id returned by an earlier call.")
+    id: str
 
 
 class NoInput(Closed):
@@ -35,28 +36,39 @@ class WorkspaceOnly(Closed):
     workspace: Workspace
 
 
-class PathInput(WorkspaceOnly):
-    path: str = Field(description="File path, relative to the workspace root or absolute.")
+class LeanInput(WorkspaceOnly):
+    wait_ms: Natural | None = None
+
+
+class PathInput(LeanInput):
+    path: str
 
 
 class DocumentInput(PathInput):
-    version: DocVersion = Field(description="Document version from lean_update or lean_sync.")
+    version: DocVersion | None = None
 
 
 class PositionInput(DocumentInput):
-    line: Natural
-    character: Natural
+    """One position form of decision 46; the broker checks that exactly one is given."""
+
+    line: Natural | None = None
+    character: Natural | None = None
+    line1: Ordinal | None = None
+    match: str | None = None
+    occurrence: Ordinal | None = None
+    declaration: str | None = None
+    sorry: Ordinal | None = None
 
 
 class RunAtInput(PositionInput):
-    text: str = Field(description="Lean command or tactic text to try at the position.")
+    text: str
 
 
 class ReferencesInput(PositionInput):
     include_declaration: bool = True
 
 
-class WorkspaceSymbolsInput(WorkspaceOnly):
+class WorkspaceSymbolsInput(LeanInput):
     query: str
 
 
@@ -68,16 +80,16 @@ TodoKind = Literal["sorry", "hole", "diagnostic", "code_action", "incomplete_pro
 
 
 class TodoInput(DocumentInput):
-    start_line: Natural
-    start_character: Natural
-    end_line: Natural
-    end_character: Natural
-    kinds: list[TodoKind] = Field(default_factory=list, description="Empty means every kind.")
+    start_line: Natural = 0
+    start_character: Natural = 0
+    end_line: Natural | None = None
+    end_character: Natural | None = None
+    kinds: list[TodoKind] = Field(default_factory=list, description="[]: every kind.")
     suggest: Literal["none", "basic"] = "basic"
 
 
 class CodeActionResolveInput(DocumentInput):
-    code_action: dict[str, Any] = Field(description="A code_action item from lean_todo.")
+    code_action: dict[str, Any]
 
 
 class HandleInput(PathInput):

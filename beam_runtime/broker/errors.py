@@ -7,6 +7,7 @@ place and adds nothing to it. Process-level problems (a missing ``lake``) arrive
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from beam_runtime.errors import BeamError
@@ -46,17 +47,37 @@ def runtime_setup(
 def from_beam_error(error: BeamError, stderr_tail: list[str] | None = None) -> BrokerError:
     detail = error.message
     if error.details:
-        detail = f"{error.message} ({error.details})"
+        detail = f"{error.message} ({details_text(error.details)})"
     return runtime_setup(error.category, error.message, error.fix, detail, stderr_tail)
 
 
+def details_text(details: Any) -> str:
+    """Structured details as plain text for ``detail`` (``searched: /a, /b``), never a repr."""
+    if not isinstance(details, dict):
+        return details if isinstance(details, str) else json.dumps(details, ensure_ascii=False)
+    return "; ".join(f"{key}: {_value_text(value)}" for key, value in details.items())
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
 def timeout(phase: str, waited_ms: int, what: str) -> BrokerError:
-    """Decision 32: a bounded wait ran out."""
+    """Decisions 32 and 45: a bounded wait ran out; Lean's work goes on, so call again."""
     return BrokerError(
         "timeout",
         f"{what} did not finish within {waited_ms} ms",
-        {"phase": phase, "waited_ms": waited_ms},
+        {"phase": phase, "waited_ms": waited_ms, "retry_after_ms": retry_after_ms(waited_ms)},
     )
+
+
+def retry_after_ms(waited_ms: int) -> int:
+    """When to call again: soon, since the work goes on; never a busy loop on ``wait_ms: 0``."""
+    return min(5_000, max(500, waited_ms // 2))
 
 
 def worker_exited(message: str, stderr_tail: list[str] | None = None) -> BrokerError:

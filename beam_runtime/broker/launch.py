@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from beam_runtime.broker.errors import BrokerError, runtime_setup
+from beam_runtime.broker.errors import BrokerError, details_text, runtime_setup
 from beam_runtime.broker.save import lake_of
 
 
@@ -79,7 +79,7 @@ def _config_failure(stderr: str) -> BrokerError:
             str(error["category"]),
             str(error["message"]),
             str(error["fix"]),
-            detail=str(error.get("details") or error["message"]),
+            detail=details_text(error.get("details") or error["message"]),
         )
     except (ValueError, KeyError, IndexError, TypeError):
         return runtime_setup(

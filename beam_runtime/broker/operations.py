@@ -27,25 +27,32 @@ from beam_runtime.broker.save import (
     unknown_target,
 )
 from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.waiting import barrier_within
 
 
 def workspace(session: LeanSession) -> dict[str, Any]:
     return {"workspace": {"root": session.root}}
 
 
-def check_version(doc: OpenDocument, expected: int) -> None:
-    if expected != doc.version:
-        raise BrokerError(
-            "contentModified",
-            f"document version mismatch for {doc.uri}: expected document version {expected}, "
-            f"got {doc.version}",
-            {
-                "reason": "documentVersionMismatch",
-                "expectedVersion": expected,
-                "currentVersion": doc.version,
-                "uri": doc.uri,
-            },
-        )
+def check_version(doc: OpenDocument, expected: int | None) -> None:
+    """Decision 47: a stale ``version`` names both versions the right way round, and the fix.
+
+    ``None`` (the caller omitted ``version``) accepts the version just read from disk.
+    """
+    if expected is None or expected == doc.version:
+        return
+    name = doc.source.display
+    raise BrokerError(
+        "contentModified",
+        f"version {expected} is stale: {name} is at version {doc.version}",
+        {
+            "reason": "documentVersionMismatch",
+            "expectedVersion": expected,
+            "currentVersion": doc.version,
+            "uri": doc.uri,
+            "fix": f"call lean_sync on {name} and pass version {doc.version} (or omit version)",
+        },
+    )
 
 
 async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:
@@ -71,6 +78,7 @@ async def sync(
     scope: str,
     items: bool,
     refresh: bool = False,
+    wait_ms: int | None = None,
 ) -> dict[str, Any]:
     source = resolve_source(session.root, path)
     report = CallReport(ctx, source.display, scope)
@@ -78,19 +86,34 @@ async def sync(
     async with session.document_lock(source):
         if refresh:
             await session.close_document(source)
-        doc = await _synced(session, source, report)
-        body = sync_body(doc, include_items=items, scope=scope)
-    return {**workspace(session), **body, "document_progress": doc.progress.to_json()}
+        doc, complete = await _synced(session, source, report, wait_ms)
+        body = sync_body(doc, include_items=items, scope=scope, complete=complete)
+    return {**workspace(session), **body, "document_progress": doc.progress.to_json(),
+            **_retry(complete, wait_ms)}
 
 
-async def _synced(session: LeanSession, source: SourceFile, report: CallReport) -> OpenDocument:
-    """Edit (if needed) and run the barrier, reporting as it goes; the caller holds the lock."""
+def _retry(complete: bool, wait_ms: int | None) -> dict[str, Any]:
+    if complete:
+        return {}
+    return {"retry_after_ms": errors.retry_after_ms(wait_ms or 0)}
+
+
+async def _synced(
+    session: LeanSession, source: SourceFile, report: CallReport, wait_ms: int | None = None
+) -> tuple[OpenDocument, bool]:
+    """Edit (if needed) and wait for the barrier up to ``wait_ms``; the caller holds the lock.
+
+    The flag says whether the barrier finished; when it did not, it keeps running and the next
+    call for this version joins it (``waiting.py``).
+    """
     doc, _changed = await session.sync_text(source)
     report.attach(doc)
     try:
-        await session.barrier(doc)
+        complete = await barrier_within(session, doc, wait_ms)
     finally:
         report.detach(doc)
+    if not complete:
+        return doc, False
     stale = [diag.message_of(item) for item in doc.diagnostics if diag.is_stale_marker(item)]
     if stale:
         data = incomplete_data(source, doc.text.text, stale)
@@ -100,33 +123,49 @@ async def _synced(session: LeanSession, source: SourceFile, report: CallReport) 
             f"were not built; save or rebuild them (lake build), then lean_refresh this file",
             data,
         )
-    return doc
+    return doc, True
 
 
-def sync_body(doc: OpenDocument, *, include_items: bool, scope: str) -> dict[str, Any]:
+def sync_body(
+    doc: OpenDocument, *, include_items: bool, scope: str, complete: bool = True
+) -> dict[str, Any]:
+    """Counts and readiness; a partial answer (``complete: false``) is never save-ready."""
     current = doc.diagnostics
     fatal = doc.progress.fatal
-    summary: dict[str, Any] = {"counts": diag.counts(current)}
+    summary: dict[str, Any] = {"counts": diag.counts(current), "complete": complete}
     if include_items:
         shaped = [diag.to_item(item, doc.source.display, doc.uri) for item in current]
         summary["items"] = [item for item in shaped if diag.in_scope(item, scope)]
+    readiness = diag.readiness(current, fatal)
+    if not complete:
+        readiness = {**readiness, "save_ready": False, "reason": "stillElaborating"}
     return {
         "path": doc.source.display,
         "version": doc.version,
         "diagnostics": summary,
-        "readiness": diag.readiness(current, fatal),
+        "readiness": readiness,
     }
 
 
 async def save(
-    session: LeanSession, path: str, ctx: Context, *, scope: str, close_after: bool = False
+    session: LeanSession,
+    path: str,
+    ctx: Context,
+    *,
+    scope: str,
+    close_after: bool = False,
+    wait_ms: int | None = None,
 ) -> dict[str, Any]:
     source = resolve_source(session.root, path)
     report = CallReport(ctx, source.display, scope)
     report.preparing()
     async with session.save_lock, session.document_lock(source):
-        doc = await _synced(session, source, report)
-        sync_result = sync_body(doc, include_items=False, scope=scope)
+        doc, complete = await _synced(session, source, report, wait_ms)
+        sync_result = sync_body(doc, include_items=False, scope=scope, complete=complete)
+        if not complete:  # nothing saved: the same answer as a sync still running
+            progress = doc.progress.to_json()
+            return {**workspace(session), **sync_result, "document_progress": progress,
+                    **_retry(False, wait_ms)}
         if not sync_result["readiness"]["save_ready"]:
             raise BrokerError(
                 "invalidParams",

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from beam_runtime.broker import navigation
+from beam_runtime.broker import errors, navigation
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import after_position
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
+from beam_runtime.broker.text import DocumentText, utf16_len
 from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
+from beam_runtime.broker.waiting import barrier_within
 from beam_runtime.lsp import messages
 
 
@@ -28,7 +31,7 @@ class CheckedDocument:
     async generator costs a few calls more to start and finish.
     """
 
-    def __init__(self, session: LeanSession, path: str, version: int, ctx: Context) -> None:
+    def __init__(self, session: LeanSession, path: str, version: int | None, ctx: Context) -> None:
         self._session = session
         self._path = path
         self._version = version
@@ -59,36 +62,45 @@ class CheckedDocument:
             await lock.__aexit__()
 
 
-async def ask(session: LeanSession, method: str, params: Any) -> Any:
-    return await session.request(
-        method, params, phase="navigation", timeout_s=session.limits.navigation_s
-    )
+async def ask(session: LeanSession, method: str, params: Any, wait_ms: int | None = None) -> Any:
+    """One question to Lean, bounded by the navigation limit and the caller's ``wait_ms``."""
+    limit = session.limits.navigation_s
+    if wait_ms is not None:
+        limit = min(limit, wait_ms / 1000)
+    return await session.request(method, params, phase="navigation", timeout_s=limit)
 
 
-def _position_params(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
-    doc.text.check_position(line, character)
-    return messages.position(doc.uri, line, character)
+def _wait(args: Any) -> int | None:
+    return getattr(args, "wait_ms", None)
+
+
+def _echo(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
+    """What every position result repeats: the version used and the resolved position."""
+    return {"version": doc.version, "position": echo(line, character)}
 
 
 async def _at_position(
     session: LeanSession, method: str, args: Any, ctx: Context, extra: dict[str, Any] | None = None
-) -> Any:
+) -> tuple[Any, dict[str, Any]]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
-        params = _position_params(doc, args.line, args.character)
+        line, character = resolve(doc.text, args)
+        params = messages.position(doc.uri, line, character)
         if extra:
             params.update(extra)
-        return await ask(session, method, params)
+        return await ask(session, method, params, _wait(args)), _echo(doc, line, character)
 
 
-def _merged(session: LeanSession, answer: Any) -> dict[str, Any]:
+def _merged(session: LeanSession, found: tuple[Any, dict[str, Any]]) -> dict[str, Any]:
+    answer, echoed = found
     if isinstance(answer, dict):
-        return {**workspace(session), **answer}
-    return {**workspace(session), "result": answer}
+        return {**workspace(session), **answer, **echoed}
+    return {**workspace(session), "result": answer, **echoed}
 
 
-def _locations(session: LeanSession, answer: Any) -> dict[str, Any]:
+def _locations(session: LeanSession, found: tuple[Any, dict[str, Any]]) -> dict[str, Any]:
+    answer, echoed = found
     result = navigation.normalize_locations(answer, session.root, session.is_scratch_uri)
-    return {**workspace(session), "result": result}
+    return {**workspace(session), "result": result, **echoed}
 
 
 async def hover(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
@@ -114,13 +126,15 @@ async def references(session: LeanSession, args: Any, ctx: Context) -> dict[str,
 async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = {"textDocument": {"uri": doc.uri}}
-        answer = await ask(session, "textDocument/documentSymbol", params)
-    return {**workspace(session), "result": answer if isinstance(answer, list) else []}
+        answer = await ask(session, "textDocument/documentSymbol", params, _wait(args))
+        version = doc.version
+    result = answer if isinstance(answer, list) else []
+    return {**workspace(session), "version": version, "result": result}
 
 
 async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     CallReport(ctx, None).preparing()
-    answer = await ask(session, "workspace/symbol", {"query": args.query})
+    answer = await ask(session, "workspace/symbol", {"query": args.query}, _wait(args))
     result = navigation.normalize_workspace_symbols(answer, session.root, session.is_scratch_uri)
     return {**workspace(session), "result": result}
 
@@ -130,24 +144,28 @@ async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]
     from beam_runtime.broker.rpc import goals_at
 
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
-        params = _position_params(doc, args.line, args.character)
+        line, character = resolve(doc.text, args)
+        params = messages.position(doc.uri, line, character)
         if args.mode == "after":
-            params["position"] = after_position(doc.text, args.line, args.character)
-        found = await goals_at(session, doc.uri, params["position"], session.limits.navigation_s)
-        version = doc.version
+            params["position"] = after_position(doc.text, line, character)
+        limit = session.limits.navigation_s
+        wait_ms = _wait(args)
+        if wait_ms is not None:
+            limit = min(limit, wait_ms / 1000)
+        found = await goals_at(session, doc.uri, params["position"], limit)
+        echoed = _echo(doc, line, character)
         display = doc.source.display
     if found is None:
         raise BrokerError(
             "invalidParams",
-            f"no tactic state at {args.line}:{args.character} ({args.mode})",
+            f"no tactic state at {line}:{character} ({args.mode})",
             {"reason": "noGoalsAtPosition", "position": params["position"]},
         )
     source, structured = found
     return {
         **workspace(session),
         "path": display,
-        "version": version,
-        "position": {"line": args.line, "character": args.character},
+        **echoed,
         "mode": args.mode,
         "source": source,
         "goals": structured,
@@ -159,11 +177,10 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     suggest = args.suggest == "basic"
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         text = doc.text
-        text.check_position(args.start_line, args.start_character)
-        text.check_position(args.end_line, args.end_character)
-        start = (args.start_line, args.start_character)
-        end = (args.end_line, args.end_character)
-        await session.barrier(doc)
+        start, end = _todo_range(text, args)
+        wait = _wait(args)
+        if not await barrier_within(session, doc, wait):
+            raise errors.timeout("barrier", wait or 0, f"checking {doc.source.display}")
         items = diagnostic_items(text, doc.diagnostics, start, end, suggest)
         if "code_action" in wanted:
             rng = {
@@ -176,7 +193,7 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
                 "range": rng,
                 "context": {"diagnostics": in_range},
             }
-            actions = await ask(session, "textDocument/codeAction", params)
+            actions = await ask(session, "textDocument/codeAction", params, _wait(args))
             items.extend(code_action_items(actions, rng["start"], rng["end"]))
         version = doc.version
     chosen = [item for item in items if item["kind"] in wanted]
@@ -185,6 +202,20 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
         "end": {"line": end[0], "character": end[1]},
     }
     return {**workspace(session), "version": version, "range": span, "items": chosen}
+
+
+def _todo_range(text: DocumentText, args: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The range asked for; an omitted end line is the last line, an omitted end character
+    the end of the end line."""
+    start = (args.start_line, args.start_character)
+    lines = text.lines
+    end_line = len(lines) - 1 if args.end_line is None else args.end_line
+    end_character = args.end_character
+    if end_character is None:
+        end_character = utf16_len(lines[end_line]) if end_line < len(lines) else 0
+    text.check_position(*start)
+    text.check_position(end_line, end_character)
+    return start, (end_line, end_character)
 
 
 def _meets(diagnostic: dict[str, Any], start: tuple[int, int], end: tuple[int, int]) -> bool:

@@ -53,6 +53,11 @@ class Broker:
 
         self.manager = SessionManager(self.config.manager, partial(LspClient.open_in, group))
         self.manager.session_observers.append(self.speculation.adopt)
+
+        def host_barriers(session: LeanSession) -> None:  # bounded waits (waiting.py)
+            session.spawn = group.start_soon
+
+        self.manager.session_observers.append(host_barriers)
         group.start_soon(self.manager.reap_idle)
         group.start_soon(self.speculation.scratch.reap_idle)
 

@@ -86,6 +86,10 @@ class LeanSession:
         self.server_capabilities: dict[str, Any] = {}
         self.rpc: Any = None  # ``rpc.RpcSessions``, made on the first goals question
         self.saved_modules: dict[str, int] = {}  # module -> how many times lean_save built it
+        # Bounded waits (waiting.py): running barriers by path, and the long-lived task group's
+        # ``start_soon`` they run in (set by the broker).
+        self.barriers: dict[str, Any] = {}
+        self.spawn: Callable[..., Any] | None = None
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents (issue 6) never appear in navigation results."""
@@ -111,14 +115,14 @@ class LeanSession:
                 "lakeNotFound",
                 f"cannot start Lean: {self.launch.argv[0]} was not found",
                 "install elan (it provides lake) or fix --lean-cmd / PATH",
-                detail=str(exc),
+                detail=f"{exc.strerror}: {exc.filename}",
             ) from exc
         except PermissionError as exc:
             raise errors.runtime_setup(
                 "toolchainNotRunnable",
                 f"cannot start Lean: {self.launch.argv[0]} is not executable",
                 "repair the toolchain (`elan toolchain install`) or fix --lean-cmd",
-                detail=str(exc),
+                detail=f"{exc.strerror}: {exc.filename}",
             ) from exc
         await self._initialize()
 

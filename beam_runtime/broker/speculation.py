@@ -17,6 +17,7 @@ from beam_runtime.broker import probes
 from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import SourceFile, resolve_source
+from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.rpc import goals_at
 from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
@@ -70,7 +71,8 @@ class Speculation:
         if keep and record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
-        return {**workspace(session), **result}
+        echoed = {"version": snap.version, "position": echo(snap.line, snap.character)}
+        return {**workspace(session), **echoed, **result}
 
     async def run_with(
         self, session: LeanSession, args: Any, ctx: Context, *, linear: bool
@@ -113,21 +115,21 @@ class Speculation:
             doc, _ = await session.sync_text(source)
             check_version(doc, args.version)
             text = doc.text
-            text.check_position(args.line, args.character)
+            line, character = resolve(text, args)
             report.attach(doc)
             try:
                 answer = await session.request(
                     "$/lean/plainGoal",
-                    messages.position(doc.uri, args.line, args.character),
+                    messages.position(doc.uri, line, character),
                     phase="probe",
-                    timeout_s=session.limits.barrier_s,
+                    timeout_s=_bounded(session.limits.barrier_s, args),
                 )
             finally:
                 report.detach(doc)
             version = doc.version
         kind = "tactic" if isinstance(answer, dict) else "command"
-        prefix, column = _prefix_of(text, kind, args.line, args.character)
-        return Snapshot(source, version, prefix, kind, column, args.line, args.character)
+        prefix, column = _prefix_of(text, kind, line, character)
+        return Snapshot(source, version, prefix, kind, column, line, character)
 
     async def _live(
         self, session: LeanSession, source: SourceFile, handle_id: str, report: CallReport
@@ -199,6 +201,12 @@ class Speculation:
                 text=probes.accumulated(layout, len(snap.prefix)),
             )
         return result, record
+
+
+def _bounded(limit_s: float, args: Any) -> float:
+    """The session's limit, or the caller's ``wait_ms`` when that is shorter (decision 45)."""
+    wait_ms = getattr(args, "wait_ms", None)
+    return limit_s if wait_ms is None else min(limit_s, wait_ms / 1000)
 
 
 def _prefix_of(text: DocumentText, kind: str, line: int, character: int) -> tuple[str, int]:

@@ -62,8 +62,7 @@ def code_action_items(actions: Any, start: dict[str, int], end: dict[str, int]) 
     for action in actions:
         if not isinstance(action, dict):
             continue
-        attached = action.get("diagnostics") or []
-        rng = diag.full_range(attached[0]) if attached else {"start": start, "end": end}
+        rng = action_range(action) or {"start": start, "end": end}
         item = {
             "kind": "code_action",
             "range": rng,
@@ -73,6 +72,58 @@ def code_action_items(actions: Any, start: dict[str, int], end: dict[str, int]) 
         }
         items.append(item)
     return items
+
+
+def action_range(action: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a code action acts: its edits, else its diagnostic, else the range in its data.
+
+    A lazy action has no edit before it is resolved; Lean keeps the request's params in
+    ``data.params``, which is the best location known for it then.
+    """
+    ranges = _edit_ranges(action.get("edit"))
+    if ranges:
+        return {
+            "start": min((r["start"] for r in ranges), key=_key),
+            "end": max((r["end"] for r in ranges), key=_key),
+        }
+    attached = action.get("diagnostics")
+    if isinstance(attached, list) and attached and isinstance(attached[0], dict):
+        return diag.full_range(attached[0])
+    data = action.get("data")
+    params = data.get("params") if isinstance(data, dict) else None
+    found = params.get("range") if isinstance(params, dict) else None
+    return found if _is_range(found) else None
+
+
+def _edit_ranges(edit: Any) -> list[dict[str, Any]]:
+    if not isinstance(edit, dict):
+        return []
+    groups: list[Any] = []
+    for change in edit.get("documentChanges") or []:
+        if isinstance(change, dict):
+            groups.append(change.get("edits") or [])
+    changes = edit.get("changes")
+    if isinstance(changes, dict):
+        groups.extend(changes.values())
+    found: list[dict[str, Any]] = []
+    for group in groups:
+        for text_edit in group if isinstance(group, list) else []:
+            rng = text_edit.get("range") if isinstance(text_edit, dict) else None
+            if isinstance(rng, dict) and _is_range(rng):
+                found.append(rng)
+    return found
+
+
+def _is_range(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("start"), dict)
+        and isinstance(value.get("end"), dict)
+    )
+
+
+def _key(position: dict[str, Any]) -> tuple[int, int]:
+    return (int(position.get("line", 0)), int(position.get("character", 0)))
 
 
 def _item(kind: str, rng: dict, at: dict, item: diag.Diagnostic) -> dict[str, Any]:

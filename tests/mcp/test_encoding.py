@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from beam_mcp.wire import compact, tool_result_message
+from beam_mcp.wire import compact, text_of, tool_result_message
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
@@ -31,10 +31,20 @@ def test_spliced_answer_is_the_answer(rid: Any, body: dict[str, Any], is_error: 
         "jsonrpc": "2.0",
         "id": rid,
         "result": {
-            "content": [{"type": "text", "text": compact(body)}],
+            "content": [{"type": "text", "text": _text(body)}],
             "structuredContent": body,
             "isError": is_error,
             **extra,
         },
     }
     assert json.loads(raw) == expected
+
+
+def _text(body: dict[str, Any]) -> str:
+    """Non-ASCII as itself, unless a lone surrogate forces the ASCII encoding."""
+    text = text_of(body)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return compact(body)
+    return text

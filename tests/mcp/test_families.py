@@ -22,6 +22,7 @@ def test_discover_is_neutral_then_legacy(server: Server) -> None:
         "_meta"][SERVER_INFO]["name"] == "lean-beam-mcp"
     assert (found["ttlMs"], found["cacheScope"]) == (3600000, "public")
     assert "workspace" in found["instructions"]
+    assert "progressToken" in found["instructions"]  # said once here, not per tool
     init = server.ask(request(2, "initialize", INIT))["result"]
     assert init["protocolVersion"] == LEGACY
     assert "resultType" not in init and "ttlMs" not in init

@@ -78,7 +78,8 @@ def test_sorry_probe_and_messages_of_the_rest_stay_out(servers: list[Server],
 def test_command_probes(servers: list[Server], project: Path) -> None:
     p = probe(servers, project)
     evaluated = p.at(6, 0, "#eval 1 + 1")
-    assert evaluated == {**p.ws, "success": True,
+    assert evaluated == {**p.ws, "success": True, "version": p.version,
+                         "position": {"line": 6, "character": 0},
                          "messages": [{"severity": "information", "text": "2"}],
                          "traces": [], "proof_state": None, "next_handle": None}
     checked = p.at(6, 10, "#check answerA")

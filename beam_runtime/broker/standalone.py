@@ -1,0 +1,128 @@
+"""The broker without MCP: one Lean operation in-process, for the ``lean-beam lean`` commands.
+
+It builds the broker's configuration from a launch choice (``--lean-cmd`` or ``beam-cli``) and
+default limits, runs one operation on a fresh broker inside its own task group, and shuts Lean
+down again. Operations are the ones the MCP tools run (``operations``, ``queries``, the
+speculation tools), with the same arguments as attributes and the same results and errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.manager import ManagerConfig
+from beam_runtime.broker.scratch import PoolConfig
+from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.session import Limits
+
+
+@dataclass
+class Call:
+    """Arguments of one operation, shaped like the MCP tool's input model (all optional)."""
+
+    path: str
+    wait_ms: int = 600_000
+    version: int | None = None
+    line: int | None = None
+    character: int | None = None
+    line1: int | None = None
+    match: str | None = None
+    occurrence: int | None = None
+    declaration: str | None = None
+    sorry: int | None = None
+    mode: str = "before"
+    text: str = ""
+    kinds: list[str] = field(default_factory=list)
+    suggest: str = "basic"
+    start_line: int = 0
+    start_character: int = 0
+    end_line: int | None = None
+    end_character: int | None = None
+    diagnostic_scope: str = "all"
+    diagnostics_in_result: bool = True
+    include_declaration: bool = True
+
+
+class QuietContext:
+    """The broker's call context with nobody listening (no progress, no live diagnostics)."""
+
+    def __init__(self, tool: str) -> None:
+        self._tool = tool
+
+    @property
+    def tool(self) -> str:
+        return self._tool
+
+    def progress(self, message: str) -> None:
+        pass
+
+    def status(self, state: str = "running", message: str | None = None) -> None:
+        pass
+
+    def diagnostic(self, item: dict[str, Any]) -> None:
+        pass
+
+
+def config(lean_cmd: tuple[str, ...] | None, beam_cli: str | None) -> BrokerConfig:
+    """The MCP server's default limits (600 s to start and to check a file, 60 s per query)."""
+    limits = Limits(start_s=600.0, barrier_s=600.0, navigation_s=60.0)
+    manager = ManagerConfig(
+        lean_cmd=lean_cmd,
+        beam_cli=beam_cli,
+        limits=limits,
+        idle_timeout_s=0,
+        max_workspaces=1,
+    )
+    return BrokerConfig(manager=manager, scratch=PoolConfig(per_document=1, per_process=2))
+
+
+async def run_once(broker_config: BrokerConfig, root: str, tool: str, call: Call) -> dict[str, Any]:
+    """Runs ``tool`` (an MCP tool name) once on a broker of its own; raises ``BrokerError``."""
+    import anyio
+
+    broker = Broker(broker_config)
+    operation = _operation(tool, broker)
+    result: dict[str, Any] = {}
+    failure: BrokerError | None = None
+    async with anyio.create_task_group() as group:
+        broker.attach(group)
+        try:
+            result = await broker.run(root, call.path, operation, call, QuietContext(tool))
+        except BrokerError as error:  # raised here it would leave as an ExceptionGroup
+            failure = error
+        finally:
+            await broker.aclose()
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return result
+
+
+def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, Any]]]:
+    from beam_runtime.broker import operations, queries
+
+    async def sync(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+        return await operations.sync(
+            session, call.path, ctx, scope=call.diagnostic_scope, items=True, wait_ms=call.wait_ms
+        )
+
+    async def run_at(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+        return await broker.speculation.run_at(session, call, ctx, keep=False)
+
+    found: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {
+        "lean_sync": sync,
+        "lean_goals": queries.goals,
+        "lean_hover": queries.hover,
+        "lean_todo": queries.todo,
+        "lean_run_at": run_at,
+    }
+    if tool not in found:
+        raise BrokerError(
+            "invalidInput",
+            f"{tool} is not available from the command line in this version",
+            {"reason": "unavailable", "fix": "use the MCP tool, or upgrade lean-beam"},
+        )
+    return found[tool]
