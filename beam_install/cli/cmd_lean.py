@@ -114,8 +114,10 @@ def todo(**options: Any) -> None:
 @lean.command("verify")
 @_common
 def verify(**options: Any) -> None:
-    """Verify FILE's declarations (needs lean_verify, not in this version yet)."""
-    _run("lean_verify", options, {})
+    """Build FILE and what imports it with Lake, check axioms; exit 1 unless ok."""
+    result = _run("lean_verify", options, {})
+    _print(result, options["as_json"], None)
+    raise SystemExit(0 if result.get("ok") else 1)
 
 
 # ---------------------------------------------------------------------- running

@@ -44,6 +44,9 @@ class Call:
     diagnostic_scope: str = "all"
     diagnostics_in_result: bool = True
     include_declaration: bool = True
+    paths: list[str] | None = None
+    declarations: list[str] | None = None
+    receipt: dict[str, Any] | None = None
 
 
 class QuietContext:
@@ -112,12 +115,21 @@ def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, A
     async def run_at(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
         return await broker.speculation.run_at(session, call, ctx, keep=False)
 
+    async def verify(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+        from beam_runtime.broker import verify as verifying
+
+        plan = await verifying.prepare(session.root, call)
+        if plan.check is not None and plan.check.valid:
+            return dict(verifying.from_receipt(plan))
+        return dict(await verifying.verify(session, broker.speculation.scratch, plan, ctx))
+
     found: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {
         "lean_sync": sync,
         "lean_goals": queries.goals,
         "lean_hover": queries.hover,
         "lean_todo": queries.todo,
         "lean_run_at": run_at,
+        "lean_verify": verify,
     }
     if tool not in found:
         raise BrokerError(

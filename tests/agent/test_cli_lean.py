@@ -86,5 +86,24 @@ def test_tool_errors_name_the_fix(project: Path) -> None:
     as_json = lean(project, "hover", "Main.lean", "--line1", "4", "--match", "absent", "--json")
     error = json.loads(as_json.stderr)["error"]
     assert error["data"]["reason"] == "noMatch" and error["data"]["fix"]
-    verify = lean(project, "verify", "Main.lean")
-    assert verify.returncode == 1 and "not available" in verify.stderr
+
+
+def test_verify_builds_with_lake_and_exits_1_on_a_sorry(project: Path) -> None:
+    import shlex
+
+    from tests.mcp.helpers import REPO
+
+    lake_serve = shlex.join([str(REPO / "tests" / "fake_lean" / "bin" / "lake"), "serve"])
+    (project / "lake-manifest.json").write_text('{"version": 7, "packages": []}\n')
+    (project / "Main.lean").write_text("theorem fine : True := trivial\n")
+    command = [str(Path(sys.executable).with_name("lean-beam")), "lean", "verify", "Main.lean",
+               "--json", "--lean-cmd", lake_serve]
+    run = dict(capture_output=True, text=True, cwd=str(project), timeout=120,
+               env=minimal_env(**FAST_FAKE), stdin=subprocess.DEVNULL)
+    clean = subprocess.run(command, **run)  # type: ignore[call-overload]
+    assert clean.returncode == 0, clean.stderr
+    assert json.loads(clean.stdout)["ok"] is True
+    (project / "Main.lean").write_text("theorem gap : True := by sorry\n")
+    flagged = subprocess.run(command, **run)  # type: ignore[call-overload]
+    assert flagged.returncode == 1, flagged.stderr
+    assert json.loads(flagged.stdout)["flagged"] == ["gap"]
