@@ -16,7 +16,7 @@
 
       # pyproject.toml [project].dependencies as nixpkgs Python package names. The mapping from
       # PyPI names is explicit in tests/install/test_flake.py, which fails when the lists drift.
-      runtimeDeps = ps: with ps; [ click packaging platformdirs filelock pydantic anyio lsprotocol psutil ] ++ lib.optional (pythonOlder "3.11") tomli;
+      runtimeDeps = ps: with ps; [ click packaging platformdirs filelock pydantic anyio lsprotocol psutil tomlkit ] ++ lib.optional (pythonOlder "3.11") tomli;
       # pyproject.toml [project.optional-dependencies].test, same rules.
       testDeps = ps: with ps; [ pytest pytest-timeout hypothesis mcp build ruff mypy ];
 

@@ -144,3 +144,105 @@ def lease_is_held(root: Path, runtime_id: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+class Holder:
+    """A live process that holds a runtime's lease open: its pid and, when readable, command."""
+
+    __slots__ = ("command", "pid")
+
+    def __init__(self, pid: int, command: str | None) -> None:
+        self.pid = pid
+        self.command = command
+
+    def to_json(self) -> dict[str, object]:
+        body: dict[str, object] = {"pid": self.pid}
+        if self.command is not None:
+            body["command"] = self.command
+        return body
+
+    def describe(self) -> str:
+        return f"pid {self.pid}" + (f" ({self.command})" if self.command else "")
+
+
+def _locked_inodes() -> set[int] | None:
+    """Inode numbers that carry a lock in `/proc/locks`; None where there is no such file."""
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    inodes = set()
+    for line in lines:
+        fields = line.split()
+        spot = 5 if fields[1:2] != ["->"] else 6  # blocked waiters are listed with "->"
+        if len(fields) > spot and fields[spot].count(":") == 2:
+            inodes.add(int(fields[spot].rsplit(":", 1)[1]))
+    return inodes
+
+
+def _command(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    parts = [p.decode("utf-8", "replace") for p in raw.split(b"\0") if p]
+    return " ".join(parts) or None
+
+
+def _proc_holders(identity: tuple[int, int], exclude: int) -> list[Holder]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == exclude:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{name}/fd")
+        except OSError:  # another user's process, or it just ended
+            continue
+        for fd in fds:
+            try:
+                info = os.stat(f"/proc/{name}/fd/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == identity:
+                found.append(Holder(int(name), _command(int(name))))
+                break
+    return found
+
+
+def _psutil_holders(path: str, exclude: int) -> list[Holder]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if proc.info["pid"] == exclude:
+            continue
+        try:
+            if any(f.path == path for f in proc.open_files()):
+                found.append(Holder(proc.info["pid"], " ".join(proc.info["cmdline"] or [])))
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def lease_holders(root: Path, runtime_id: str, exclude: int | None = None) -> list[Holder]:
+    """Live processes other than `exclude` (default: this one) that hold this runtime's lease.
+
+    Linux: `/proc/locks` says whether the lease file is locked at all, then `/proc/<pid>/fd`
+    says who has it open (a launcher opens it only to hold it). Elsewhere psutil's open files.
+    Only the caller's own processes are visible, which are the ones that can run its runtimes.
+    """
+    me = os.getpid() if exclude is None else exclude
+    path = lease_file(str(root), runtime_id)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return []
+    inodes = _locked_inodes()
+    if inodes is None:
+        held = lease_is_held(root, runtime_id)
+        return _psutil_holders(os.path.realpath(path), me) if held else []
+    if info.st_ino not in inodes:
+        return []
+    return _proc_holders((info.st_dev, info.st_ino), me)

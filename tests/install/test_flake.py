@@ -29,6 +29,7 @@ PYPI_TO_NIX = {
     "anyio": "anyio",
     "lsprotocol": "lsprotocol",
     "psutil": "psutil",
+    "tomlkit": "tomlkit",
     "tomli": "tomli",
     "pytest": "pytest",
     "pytest-timeout": "pytest-timeout",
