@@ -130,11 +130,12 @@ def plan_remove(
 
 
 def _tidy(result: SetupResult) -> None:
-    """Drop the skill directories that removing SKILL.md left empty (best effort)."""
-    for skill in result.skills:
-        if skill.action == "removed":
+    """Drop directories that deleting a skill or a setup-created file left empty (best effort)."""
+    rows: list[Change | SkillChange] = [*result.changes, *result.skills]
+    for row in rows:
+        if row.write is not None and row.write.new is None:
             with suppress(OSError):
-                os.rmdir(skill.file.parent)
+                os.rmdir(row.write.target.parent)
 
 
 def run_remove(

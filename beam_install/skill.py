@@ -11,7 +11,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-SKILL_MARKER = "<!-- managed-by: lean-beam (written by `lean-beam setup`) -->"
+MARKER_PREFIX = "<!-- managed-by: lean-beam"  # what ownership is checked by, across versions
+SKILL_MARKER = f"{MARKER_PREFIX} (written by `lean-beam setup`) -->"
 
 SKILL_TEXT = f"""---
 name: lean-beam
@@ -81,4 +82,4 @@ def skill_path(host: str, env: Mapping[str, str]) -> Path:
 
 
 def is_ours(text: str) -> bool:
-    return SKILL_MARKER in text
+    return MARKER_PREFIX in text

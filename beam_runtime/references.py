@@ -307,8 +307,8 @@ def _servers(client: str, doc: Any) -> Iterator[tuple[str, Any]]:
 def _parse(path: Path, text: str) -> Any:
     if path.suffix == ".toml":
         return tomllib.loads(text)
-    if path.suffix == ".jsonc" or path.name in ("settings.json", "mcp.json"):
-        return json.loads(strip_jsonc(text))  # Gemini, VS Code and Cursor accept comments
+    if path.suffix == ".jsonc" or path.name in ("settings.json", "mcp.json", "opencode.json"):
+        return json.loads(strip_jsonc(text))  # these clients accept comments
     return json.loads(text)
 
 

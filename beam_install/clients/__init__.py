@@ -33,7 +33,7 @@ def format_for(client: str, path: Path) -> Format:
     if client == "vibe":
         return VibeFormat()
     if client == "opencode":
-        return JsonFormat(("mcp",), "opencode", comments=path.suffix == ".jsonc")
+        return JsonFormat(("mcp",), "opencode", comments=True)  # both names take JSONC
     if client == "vscode":
         return JsonFormat(("servers",), "vscode", comments=True)
     if client == "gemini":
