@@ -233,6 +233,8 @@ def commit(root: Path, op: str, writes: list[FileWrite]) -> None:
         try:
             replace(write.target, write.new, body["files"][index]["mode"], tmp, index)
         except OSError as exc:
+            if write.old is None:
+                _remove_dirs(write.new_dirs)
             raise _failed(write.path, exc, _roll_back(root, done)) from None
         done.append(write)
         failpoint(f"replaced-{index}")

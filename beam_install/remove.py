@@ -16,7 +16,7 @@ from typing import Any
 
 from beam_install import record
 from beam_install.clients import CLIENTS, format_for, skill_host
-from beam_install.journal import FileWrite, commit, recover, setup_lock
+from beam_install.journal import FileWrite, commit, failpoint, recover, setup_lock
 from beam_install.plan import (
     Change,
     SetupResult,
@@ -151,6 +151,7 @@ def run_remove(
     if not apply:
         return plan_remove(root, clients, all_clients, env, operation)
     with setup_lock(root, lock_timeout):
+        failpoint("locked")
         recovered = recover(root)
         result = plan_remove(root, clients, all_clients, env, operation)
         commit(root, operation, [*result.writes(), *result.extra_writes])

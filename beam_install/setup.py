@@ -18,7 +18,14 @@ from typing import Any
 
 from beam_install import record
 from beam_install.clients import CLIENTS, config_path, detect, format_for, skill_host
-from beam_install.journal import FileWrite, commit, journal_path, recover, setup_lock
+from beam_install.journal import (
+    FileWrite,
+    commit,
+    failpoint,
+    journal_path,
+    recover,
+    setup_lock,
+)
 from beam_install.plan import (
     Change,
     SetupResult,
@@ -229,6 +236,7 @@ def run_setup(
         _finish(result)
         return result
     with setup_lock(root, lock_timeout):
+        failpoint("locked")
         recovered = recover(root)
         result = plan_setup(root, request, env, cwd)
         commit(root, "setup", [*result.writes(), *result.extra_writes])
