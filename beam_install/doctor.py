@@ -292,7 +292,7 @@ def check_round_trips(
     timeout = seconds_from_env(env, ROUND_TRIP_TIMEOUT_VAR, ROUND_TRIP_TIMEOUT_S)
     done: dict[tuple[Any, ...], Any] = {}
     for entry in entries:
-        name = f"{entry.client}:{entry.server_name}"
+        name = f"launch {entry.client}:{entry.server_name}"
         if not entry.command:
             report.add("mcp round trip", name, FAIL, "the registration has no command",
                        f"lean-beam setup {entry.client} --yes --force-unmanaged")

@@ -386,7 +386,7 @@ class Reference:
 
     def describe(self) -> str:
         if self.error is not None:
-            return f"{self.client} ({self.config} cannot be read: prune keeps what it may name)"
+            return f"{self.client} ({self.config} does not parse or cannot be read)"
         return f"{self.client}:{self.server_name} in {self.config}"
 
 
