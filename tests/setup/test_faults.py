@@ -123,8 +123,13 @@ def test_file_size_limit_stops_before_any_change(beam: Beam) -> None:
 
     done = subprocess.run(
         [str(beam.root / "bin" / "lean-beam"), "setup", "--all", "--yes", "--json"],
-        env=beam.env(), cwd=beam.home, capture_output=True, text=True, timeout=60,
-        preexec_fn=limit, check=False,
+        env=beam.env(),
+        cwd=beam.home,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit,
+        check=False,
     )
     assert done.returncode == 1, done.stderr
     error = json.loads(done.stderr)["error"]
@@ -144,8 +149,16 @@ def test_two_setups_at_once(beam: Beam, tmp_path: Path) -> None:
     assert snapshot(beam.home) == planned
 
 
-STEPS = ["locked", "journal-written", "temp-0", "replaced-0", "temp-3", "replaced-3",
-         f"replaced-{WRITES - 1}", "committing"]
+STEPS = [
+    "locked",
+    "journal-written",
+    "temp-0",
+    "replaced-0",
+    "temp-3",
+    "replaced-3",
+    f"replaced-{WRITES - 1}",
+    "committing",
+]
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -181,6 +194,7 @@ def test_setup_recovers_and_keeps_a_file_edited_after_the_kill(beam: Beam) -> No
     recovered = body["recovered"]
     assert recovered["restored"] == [str(beam.config("codex"))]
     assert recovered["conflicts"] == [
-        {"file": str(edited), "reason": "changed after the interruption; kept as it is now"}]
+        {"file": str(edited), "reason": "changed after the interruption; kept as it is now"}
+    ]
     assert load_json(edited)["numStartups"] == 99  # the hand edit survives, entry added on top
     assert load_json(edited)["mcpServers"]["lean-beam"]["command"] == beam.wrapper

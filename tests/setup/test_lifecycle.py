@@ -15,8 +15,9 @@ from tests.support.toolchain import install_fake_elan
 
 
 def old_runtime(beam: Beam, variant: str, year: int = 2020) -> str:
-    return clone_runtime(beam.root, beam.runtime_id, variant=variant,
-                         created_at=f"{year}-01-01T00:00:00Z")
+    return clone_runtime(
+        beam.root, beam.runtime_id, variant=variant, created_at=f"{year}-01-01T00:00:00Z"
+    )
 
 
 def listing(beam: Beam) -> dict[str, dict[str, Any]]:
@@ -34,13 +35,24 @@ def test_project_registrations_protect_their_runtimes(beam: Beam, tmp_path: Path
     a, b, c, d = (old_runtime(beam, v) for v in "abcd")
     # what `claude mcp add --scope project` and Codex's per-project config look like
     claude_project.mkdir()
-    (claude_project / ".mcp.json").write_text(json.dumps(
-        {"mcpServers": {"lean": {"type": "stdio", "command": pinned(beam, a), "args": []}}}))
-    beam.config("claude-code").write_text(json.dumps({"projects": {
-        str(claude_project): {"mcpServers": {"local": {"command": pinned(beam, b)}}}}}))
+    (claude_project / ".mcp.json").write_text(
+        json.dumps(
+            {"mcpServers": {"lean": {"type": "stdio", "command": pinned(beam, a), "args": []}}}
+        )
+    )
+    beam.config("claude-code").write_text(
+        json.dumps(
+            {
+                "projects": {
+                    str(claude_project): {"mcpServers": {"local": {"command": pinned(beam, b)}}}
+                }
+            }
+        )
+    )
     (codex_project / ".codex").mkdir(parents=True)
     (codex_project / ".codex" / "config.toml").write_text(
-        f'[mcp_servers.lean]\ncommand = "{pinned(beam, c)}"\n')
+        f'[mcp_servers.lean]\ncommand = "{pinned(beam, c)}"\n'
+    )
     beam.config("codex").parent.mkdir()
     beam.config("codex").write_text(f'[projects."{codex_project}"]\ntrust_level = "trusted"\n')
     # a project file only setup knows about (recorded under <root>/state/setup/)
@@ -112,8 +124,7 @@ def test_doctor_client_runs_the_stored_command(beam: Beam) -> None:
     found = checks(report)
     assert code == 0, report
     assert found["codex:lean-beam"]["status"] == "ok"
-    assert "listed 24 tools" in [c for c in report["checks"]
-                                 if c["section"] == "mcp round trip"][0]["detail"]
+    assert "listed 24 tools" in found["launch codex:lean-beam"]["detail"]
     assert "claude-code:lean-beam" not in found and "self-check" not in found
     # a registration whose command cannot start, exactly as the client would see it
     path = beam.config("claude-code")
@@ -160,8 +171,9 @@ def test_uninstall_refuses_while_a_runtime_runs_then_removes_everything(beam: Be
     body = done.json()
     assert body["root"] == "removed" and not beam.root.exists()
     assert {c["action"] for c in body["changes"]} == {"removed"}
-    assert sorted(body["links"]) == sorted(str(links / n)
-                                           for n in ("lean-beam", "lean-beam-mcp", "beam-cli"))
+    assert sorted(body["links"]) == sorted(
+        str(links / n) for n in ("lean-beam", "lean-beam-mcp", "beam-cli")
+    )
     assert not any(os.path.lexists(links / n) for n in ("lean-beam", "lean-beam-mcp"))
     assert not any(skill.exists() for skill in beam.skills()) and foreign.exists()
     assert not beam.config("cursor").exists()  # setup created it for our entry alone
