@@ -161,6 +161,9 @@ def _setup_plan(root: Path) -> Any:
         return plan_setup(root, SetupRequest([]), os.environ, Path(os.getcwd()))
     except BeamError as error:
         return error
+    except Exception as exc:  # the install is done; a hint must never turn it into a failure
+        return BeamError("internalError", f"could not plan setup ({exc})",
+                         "run `lean-beam setup` to see the plan")
 
 
 def _existing_is_reusable(runtime: Path, *, checked: bool = False) -> bool:
