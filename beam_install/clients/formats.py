@@ -135,6 +135,8 @@ class CodexFormat:
         new = self.desired(command)
         if not old:
             return new
+        if "args" not in old:  # Codex drops an empty `args` when it rewrites its file
+            del new["args"]
         return {**old, **new, "env": {**self.env_of(old), **new["env"]}}
 
     def _table(self, entry: dict[str, Any]) -> Any:
@@ -226,12 +228,6 @@ class VibeFormat(CodexFormat):
             "startup_timeout_sec": CODEX_STARTUP_TIMEOUT_S,
             "tool_timeout_sec": CODEX_TOOL_TIMEOUT_S,
         }
-
-    def merged(self, old: dict[str, Any] | None, command: str) -> dict[str, Any]:
-        new = self.desired(command)
-        if not old:
-            return new
-        return {**old, **new, "env": {**self.env_of(old), **new["env"]}}
 
     def with_entry(self, text: str, entry: dict[str, Any]) -> str:
         tk = _toml()
