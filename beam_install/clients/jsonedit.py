@@ -9,6 +9,7 @@ to check it, so a bug here can never write a document that does not say what was
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,60 +32,68 @@ class Member:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+_SPACE = re.compile(r"(?:[ \t\r\n\ufeff]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(r"[^,\]} \t\r\n/]+")
+
+
+_DECODER = json.JSONDecoder()
+
+
 class _Scanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+
+    def skip_value(self) -> Node:
+        """A value off the edited path: only its span matters, found at C speed when strict."""
+        self.skip()
+        start = self.pos
+        try:
+            _value, end = _DECODER.raw_decode(self.text, start)
+        except ValueError:  # comments or trailing commas inside: the slow, tolerant way
+            node = self.value(None)
+            node.members = None
+            return node
+        self.pos = end
+        return Node(start, end)
 
     def fail(self, what: str) -> ValueError:
         line = self.text.count("\n", 0, self.pos) + 1
         return ValueError(f"{what} at line {line}")
 
     def skip(self) -> None:
-        text, n = self.text, len(self.text)
-        while self.pos < n:
-            ch = text[self.pos]
-            if ch in " \t\r\n\ufeff":
-                self.pos += 1
-            elif text.startswith("//", self.pos):
-                end = text.find("\n", self.pos)
-                self.pos = n if end < 0 else end
-            elif text.startswith("/*", self.pos):
-                end = text.find("*/", self.pos + 2)
-                if end < 0:
-                    raise self.fail("unterminated comment")
-                self.pos = end + 2
-            else:
-                return
+        match = _SPACE.match(self.text, self.pos)
+        if match is not None:
+            self.pos = match.end()
+        if self.text.startswith("/*", self.pos):
+            raise self.fail("unterminated comment")
 
     def string(self) -> str:
-        start = self.pos
-        i = start + 1
-        text = self.text
-        while i < len(text) and text[i] != '"':
-            i += 2 if text[i] == "\\" else 1
-        if i >= len(text):
+        match = _STRING.match(self.text, self.pos)
+        if match is None:
             raise self.fail("unterminated string")
-        self.pos = i + 1
-        return str(json.loads(text[start : i + 1]))
+        self.pos = match.end()
+        raw = match.group()
+        return raw[1:-1] if "\\" not in raw else str(json.loads(raw))
 
-    def value(self) -> Node:
+    def value(self, path: list[str] | None = None) -> Node:
         self.skip()
         if self.pos >= len(self.text):
             raise self.fail("unexpected end")
         ch = self.text[self.pos]
         if ch == "{":
-            return self.obj()
+            return self.obj(path)
         if ch == "[":
             return self.array()
         start = self.pos
         if ch == '"':
             self.string()
         else:
-            while self.pos < len(self.text) and self.text[self.pos] not in ",]} \t\r\n/":
-                self.pos += 1
-            if self.pos == start:
+            match = _SCALAR.match(self.text, self.pos)
+            if match is None:
                 raise self.fail("unexpected character")
+            self.pos = match.end()
         return Node(start, self.pos)
 
     def array(self) -> Node:
@@ -95,14 +104,15 @@ class _Scanner:
             if self.text.startswith("]", self.pos):
                 self.pos += 1
                 return Node(start, self.pos)
-            self.value()
+            self.value(None)
             self.skip()
             if self.text.startswith(",", self.pos):
                 self.pos += 1
             elif not self.text.startswith("]", self.pos):
                 raise self.fail("expected , or ]")
 
-    def obj(self) -> Node:
+    def obj(self, path: list[str] | None = None) -> Node:
+        """An object; members of the objects along `path` get their own spans (None: all)."""
         node = Node(self.pos, -1, [])
         self.pos += 1
         while True:
@@ -119,7 +129,13 @@ class _Scanner:
             if not self.text.startswith(":", self.pos):
                 raise self.fail("expected :")
             self.pos += 1
-            member = Member(key, key_start, self.value())
+            if path is None:
+                value = self.value(None)
+            elif path and key == path[0]:
+                value = self.value(path[1:])
+            else:
+                value = self.skip_value()
+            member = Member(key, key_start, value)
             assert node.members is not None
             node.members.append(member)
             self.skip()
@@ -130,13 +146,16 @@ class _Scanner:
                 raise self.fail("expected , or }")
 
 
-def scan(text: str) -> Node:
-    """The spans of a document whose top level is an object; raises ValueError otherwise."""
+def scan(text: str, path: list[str] | None = None) -> Node:
+    """The spans of a document whose top level is an object; raises ValueError otherwise.
+
+    With `path`, only the objects along it are taken apart; other values keep just their span.
+    """
     scanner = _Scanner(text)
     scanner.skip()
     if not text.startswith("{", scanner.pos):
         raise scanner.fail("the document is not an object")
-    root = scanner.obj()
+    root = scanner.obj(path)
     scanner.skip()
     if scanner.pos != len(text):
         raise scanner.fail("text after the top-level object")
@@ -183,7 +202,7 @@ def _descend(text: str, root: Node, path: list[str]) -> tuple[Node, list[str]]:
 
 def set_member(text: str, path: list[str], name: str, value: Any) -> str:
     """`text` with `path...name` set to `value` (objects on `path` created when missing)."""
-    root = scan(text)
+    root = scan(text, path)
     node, missing = _descend(text, root, path)
     if missing:
         inner: Any = value
@@ -227,7 +246,7 @@ def _insert(text: str, node: Node, key: str, value: Any) -> str:
 
 def delete_member(text: str, path: list[str], name: str) -> str:
     """`text` without `path...name`; unchanged when it is absent."""
-    root = scan(text)
+    root = scan(text, path)
     node, missing = _descend(text, root, path)
     member = _find(node, name) if not missing else None
     if member is None:

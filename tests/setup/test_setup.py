@@ -43,7 +43,7 @@ OPENCODE = """{
   "$schema": "https://opencode.ai/config.json",
   // local servers
   "mcp": {
-    "fs": { "type": "local", "command": ["fs-mcp"], "enabled": true }, // keep me
+    "fs": { "type": "local", "command": ["fs-mcp"], /* on */ "enabled": true, }, // keep me
   },
 }
 """
