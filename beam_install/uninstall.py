@@ -50,14 +50,13 @@ class UninstallResult:
 
 
 def active_holders(root: Path) -> list[str]:
-    from beam_runtime.leases import lease_holders
+    """Each live process other than this one that holds a runtime's lease, in words."""
+    from beam_runtime.leases import all_lease_holders
 
-    found = []
-    for entry in (
-        sorted(os.listdir(layout.versions_dir(root))) if layout.versions_dir(root).is_dir() else []
-    ):
-        found += [f"{entry}: {h.describe()}" for h in lease_holders(root, entry)]
-    return found
+    versions = layout.versions_dir(root)
+    names = sorted(os.listdir(versions)) if versions.is_dir() else []
+    holders = all_lease_holders(root, names)
+    return [f"{name}: {h.describe()}" for name in names for h in holders.get(name, [])]
 
 
 def our_links(root: Path, bin_dir: Path) -> list[Path]:

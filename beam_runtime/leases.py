@@ -191,8 +191,11 @@ def _command(pid: int) -> str | None:
     return " ".join(parts) or None
 
 
-def _proc_holders(identity: tuple[int, int], exclude: int) -> list[Holder]:
-    found = []
+def _proc_holders(
+    identities: dict[tuple[int, int], str], exclude: int
+) -> dict[str, list[Holder]]:
+    """One pass over `/proc/*/fd`: for each lease identity, the processes that have it open."""
+    found: dict[str, list[Holder]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == exclude:
             continue
@@ -205,9 +208,11 @@ def _proc_holders(identity: tuple[int, int], exclude: int) -> list[Holder]:
                 info = os.stat(f"/proc/{name}/fd/{fd}")
             except OSError:
                 continue
-            if (info.st_dev, info.st_ino) == identity:
-                found.append(Holder(int(name), _command(int(name))))
-                break
+            runtime_id = identities.get((info.st_dev, info.st_ino))
+            if runtime_id is not None:
+                holders = found.setdefault(runtime_id, [])
+                if all(h.pid != int(name) for h in holders):
+                    holders.append(Holder(int(name), _command(int(name))))
     return found
 
 
@@ -227,22 +232,39 @@ def _psutil_holders(path: str, exclude: int) -> list[Holder]:
 
 
 def lease_holders(root: Path, runtime_id: str, exclude: int | None = None) -> list[Holder]:
-    """Live processes other than `exclude` (default: this one) that hold this runtime's lease.
+    """Live processes other than `exclude` (default: this one) that hold this runtime's lease."""
+    return all_lease_holders(root, [runtime_id], exclude).get(runtime_id, [])
 
-    Linux: `/proc/locks` says whether the lease file is locked at all, then `/proc/<pid>/fd`
-    says who has it open (a launcher opens it only to hold it). Elsewhere psutil's open files.
-    Only the caller's own processes are visible, which are the ones that can run its runtimes.
+
+def all_lease_holders(
+    root: Path, runtime_ids: list[str], exclude: int | None = None
+) -> dict[str, list[Holder]]:
+    """`lease_holders` for several runtimes at once (runtimes nobody holds are left out).
+
+    Linux: `/proc/locks` says which lease files are locked at all, then one pass over
+    `/proc/<pid>/fd` says who has them open (a launcher opens its lease only to hold it).
+    Elsewhere psutil's open files. Only the caller's own processes are visible, which are the
+    ones that can run its runtimes.
     """
     me = os.getpid() if exclude is None else exclude
-    path = lease_file(str(root), runtime_id)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return []
     inodes = _locked_inodes()
+    identities: dict[tuple[int, int], str] = {}
+    for runtime_id in runtime_ids:
+        path = lease_file(str(root), runtime_id)
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            continue
+        if inodes is None:
+            if lease_is_held(root, runtime_id):
+                identities[(info.st_dev, info.st_ino)] = runtime_id
+        elif info.st_ino in inodes:
+            identities[(info.st_dev, info.st_ino)] = runtime_id
+    if not identities:
+        return {}
     if inodes is None:
-        held = lease_is_held(root, runtime_id)
-        return _psutil_holders(os.path.realpath(path), me) if held else []
-    if info.st_ino not in inodes:
-        return []
-    return _proc_holders((info.st_dev, info.st_ino), me)
+        return {
+            rid: _psutil_holders(os.path.realpath(lease_file(str(root), rid)), me)
+            for rid in identities.values()
+        }
+    return _proc_holders(identities, me)

@@ -123,12 +123,13 @@ def annotate(
     root: Path, entries: list[RuntimeEntry], references: ReferenceIndex
 ) -> list[RuntimeEntry]:
     """Fill in `current`, `active` (never counting this process) and `referenced_by`."""
-    from beam_runtime.leases import lease_holders
+    from beam_runtime.leases import all_lease_holders
 
     current = current_runtime_id(root)
+    holders = all_lease_holders(root, [entry.name for entry in entries])
     for entry in entries:
         entry.current = entry.name == current
-        entry.active_pids = lease_holders(root, entry.name)
+        entry.active_pids = holders.get(entry.name, [])
         entry.active = bool(entry.active_pids)
         entry.referenced_by = references.referenced_by(entry.name)
     return entries
