@@ -68,6 +68,7 @@
           anyio
           lsprotocol_2025
           psutil
+          tomlkit
         ]
         ++ lib.optional (pythonOlder "3.11") tomli;
 

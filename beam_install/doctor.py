@@ -2,8 +2,10 @@
 
 Sections: this process, the install root (marker, allowed entries, `current`, wrappers), every
 runtime (validity, interpreter, leases), MCP client registrations, the Lean toolchain of the
-project in the current directory, and a live MCP round trip through `<root>/bin/lean-beam-mcp`
-run with only the variables MCP clients pass (decision 18).
+project in the current directory, a live MCP round trip through `<root>/bin/lean-beam-mcp`
+run with only the variables MCP clients pass (decision 18), and one through each registration's
+own command (`--client NAME`: only that client's, without the wrapper's self-check). An
+interrupted `lean-beam setup` is rolled back first. "Everything works" needs a Lean toolchain.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from beam_runtime.layout import COMMANDS, bin_dir, leases_dir, versions_dir
 
 CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
 SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
-SELF_CHECK_TIMEOUT_S = 150.0  # the self-check bounds each phase (30 s); this bounds the whole run
+SELF_CHECK_TIMEOUT_S = 150.0
+ROUND_TRIP_TIMEOUT_VAR = "BEAM_DOCTOR_ROUND_TRIP_TIMEOUT_S"
+ROUND_TRIP_TIMEOUT_S = 30.0
+ELAN_INSTALL_COMMAND = (
+    "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
+)  # the self-check bounds each phase (30 s); this bounds the whole run
 WRAPPER_MARK = "# managed-by: lean-beam"
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 
@@ -48,6 +55,7 @@ class Check:
 class DoctorReport:
     install_root: Path | None
     checks: list[Check] = field(default_factory=list)
+    lean_found: bool = False  # `lake` was found: only then is "everything works" said
 
     def add(self, *args: Any, **kwargs: Any) -> None:
         self.checks.append(Check(*args, **kwargs))
@@ -65,6 +73,8 @@ class DoctorReport:
             "install_root": str(self.install_root) if self.install_root else None,
             "failures": self.count(FAIL),
             "warnings": self.count(WARN),
+            "lean_found": self.lean_found,
+            "verdict": self.verdict(),
             "checks": [check.to_json() for check in self.checks],
         }
 
@@ -78,9 +88,16 @@ class DoctorReport:
             lines.append(f"  {check.status.upper():<5} {check.name}: {check.detail}")
             if check.fix and check.status in (WARN, FAIL):
                 lines.append(f"        fix: {check.fix}")
-        verdict = "everything works" if self.ok else f"{self.count(FAIL)} problem(s)"
-        lines.append(f"{verdict}, {self.count(WARN)} warning(s)")
+        lines.append(f"{self.verdict()}, {self.count(WARN)} warning(s)")
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        if not self.ok:
+            return f"{self.count(FAIL)} problem(s)"
+        if self.lean_found:
+            return "everything works"
+        return ("the lean-beam MCP server works; no Lean toolchain was found, so install elan "
+                f"before real use: {ELAN_INSTALL_COMMAND}")
 
 
 def q(path: object) -> str:
@@ -240,7 +257,10 @@ def _is_beam_server(entry: Any, root: Path) -> bool:
     return any(s.startswith(prefixes) or any(p in s for p in prefixes) for s in strings)
 
 
-def check_registrations(report: DoctorReport, root: Path, index: Any) -> None:
+def check_registrations(
+    report: DoctorReport, root: Path, index: Any, client: str | None = None
+) -> list[Any]:
+    """Each registration that runs lean-beam-mcp; returns them for the round trips."""
     from beam_runtime.references import referenced_ids
 
     wrapper = bin_dir(root) / "lean-beam-mcp"
@@ -250,6 +270,8 @@ def check_registrations(report: DoctorReport, root: Path, index: Any) -> None:
                    f"{problem.config} cannot be parsed ({problem.error}); prune keeps every "
                    "runtime whose id appears in it", f"fix the syntax of {problem.config}")
     found = [e for e in index.registrations.entries if _is_beam_server(e, root)]
+    if client is not None:
+        found = [e for e in found if e.client == client]
     for entry in found:
         name = f"{entry.client}:{entry.server_name}"
         fix = register_fix(entry.client, entry.server_name, entry.config, wrapper)
@@ -268,10 +290,60 @@ def check_registrations(report: DoctorReport, root: Path, index: Any) -> None:
             report.add(section, name, OK, f"runs {wrapper} ({entry.config})")
         else:
             report.add(section, name, WARN, f"runs {command}, not {wrapper}", fix)
-    if not found:
+    if not found and client is not None:
+        report.add(section, client, FAIL, f"no {client} registration runs lean-beam-mcp",
+                   f"lean-beam setup {client} --yes")
+    elif not found:
         report.add(section, "clients", WARN, "no MCP client registration runs lean-beam-mcp",
-                   f"codex mcp add lean-beam -- {q(wrapper)} (Claude Code: "
-                   f"claude mcp add --scope user lean-beam -- {q(wrapper)})")
+                   "lean-beam setup --yes (or name clients: lean-beam setup codex --yes)")
+    return found
+
+
+def check_round_trips(
+    report: DoctorReport, entries: list[Any], cwd: Path, env: Mapping[str, str]
+) -> None:
+    """Start each registered command exactly as stored, with the client's bare environment."""
+    from beam_install.mcp_probe import round_trip
+    from beam_runtime.toolchain import seconds_from_env
+
+    timeout = seconds_from_env(env, ROUND_TRIP_TIMEOUT_VAR, ROUND_TRIP_TIMEOUT_S)
+    done: dict[tuple[Any, ...], Any] = {}
+    for entry in entries:
+        name = f"launch {entry.client}:{entry.server_name}"
+        if not entry.command:
+            report.add("mcp round trip", name, FAIL, "the registration has no command",
+                       f"lean-beam setup {entry.client} --yes --force-unmanaged")
+            continue
+        child_env = {**client_env(env), **entry.env}
+        key = (tuple(entry.command), tuple(sorted(child_env.items())))
+        if key not in done:
+            done[key] = round_trip(entry.command, child_env, str(cwd), timeout)
+        outcome = done[key]
+        argv = " ".join(q(a) for a in entry.command)
+        if outcome.ok:
+            report.add("mcp round trip", name, OK, f"{argv}: {outcome.detail}")
+        else:
+            report.add("mcp round trip", name, FAIL, f"{argv}: {outcome.detail}",
+                       f"lean-beam setup {entry.client} --refresh --yes, or fix {entry.config}")
+
+
+def check_setup_journal(report: DoctorReport, root: Path) -> None:
+    """Roll back a setup that was killed midway, unless one is running now."""
+    from beam_install.journal import journal_path, recover, setup_lock
+
+    if not journal_path(root).exists():
+        return
+    try:
+        with setup_lock(root, timeout=0):
+            recovery = recover(root)
+    except BeamError as error:
+        report.add("mcp registrations", "setup journal", WARN, error.message, error.fix)
+        return
+    if recovery is not None:
+        status = WARN if recovery.conflicts else INFO
+        report.add("mcp registrations", "setup journal", status,
+                   recovery.to_text().replace("\n", "; "),
+                   "check the files named as left alone" if recovery.conflicts else None)
 
 
 # ---- Lean toolchain -----------------------------------------------------------------------
@@ -289,6 +361,7 @@ def check_toolchain(report: DoctorReport, cwd: Path, env: Mapping[str, str]) -> 
         report.add(section, "elan", OK, str(elan))
     else:
         report.add(section, "elan", WARN if lake else need, "elan not found", tc.ELAN_INSTALL_FIX)
+    report.lean_found = lake is not None
     if lake:
         report.add(section, "lake", OK, str(lake))
     else:
@@ -373,7 +446,9 @@ def _self_check_timeout(env: Mapping[str, str]) -> float:
 # ---- all together -------------------------------------------------------------------------
 
 
-def run_doctor(explicit_root: str | None, *, cwd: Path, env: Mapping[str, str]) -> DoctorReport:
+def run_doctor(
+    explicit_root: str | None, *, cwd: Path, env: Mapping[str, str], client: str | None = None
+) -> DoctorReport:
     from beam_runtime.layout import resolve_install_root
     from beam_runtime.references import ReferenceIndex
 
@@ -390,10 +465,13 @@ def run_doctor(explicit_root: str | None, *, cwd: Path, env: Mapping[str, str]) 
     if installed:
         current = check_current(report, root)
         check_wrappers(report, root)
+        check_setup_journal(report, root)
         index = ReferenceIndex.scan(root, env)
         check_runtimes(report, root, current, index)
-        check_registrations(report, root, index)
+        registered = check_registrations(report, root, index, client)
     check_toolchain(report, cwd, env)
     if installed:
-        check_mcp(report, root, cwd, env)
+        if client is None:
+            check_mcp(report, root, cwd, env)
+        check_round_trips(report, registered, cwd, env)
     return report

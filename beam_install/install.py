@@ -4,7 +4,9 @@ Order (runtime.md "Install algorithm"): every refusal is decided before the firs
 holding `state/install.lock`: re-check and claim the root, clean stale staging, reuse a fully valid
 `versions/<id>` or stage, seal and publish a new one, write the wrappers and user-bin links,
 switch `current` atomically. Killing the process at any point leaves the previous `current`
-runnable. `BEAM_INSTALL_FAILPOINT=<step>` makes the installer SIGKILL itself at a named step
+runnable. The text output ends with the next step: the `lean-beam setup` plan for the MCP
+clients found on this machine, and a note when the user bin dir is not on PATH.
+`BEAM_INSTALL_FAILPOINT=<step>` makes the installer SIGKILL itself at a named step
 (fault injection for the tests; see `FAILPOINTS`).
 """
 
@@ -62,6 +64,8 @@ class InstallResult:
     links: list[Action]
     cleaned: list[str] = field(default_factory=list)
     gcroot: str | None = None
+    setup_plan: Any = None  # `lean-beam setup`'s plan for the clients found here, or a BeamError
+    links_dir: Path | None = None
 
     @property
     def changed(self) -> bool:
@@ -95,7 +99,30 @@ class InstallResult:
             "restart_required": self.changed and not self.dry_run,
             "gcroot": self.gcroot,
             "registration": self.registration(),
+            "setup_plan": self._plan_json(),
         }
+
+    def _plan_json(self) -> dict[str, Any] | None:
+        if isinstance(self.setup_plan, BeamError):
+            return self.setup_plan.to_json()
+        return None if self.setup_plan is None else self.setup_plan.to_json()
+
+    def _next_steps(self) -> list[str]:
+        lines = []
+        if self.links_dir is not None and not _on_path(self.links_dir):
+            lines.append(f"note: {self.links_dir} is not on PATH: add it (export "
+                         f"PATH=\"{self.links_dir}:$PATH\") or run {self.root}/bin/lean-beam")
+        lines.append("next: register lean-beam-mcp with your MCP clients: lean-beam setup --yes "
+                     "(or name them: lean-beam setup codex claude-code --yes)")
+        if isinstance(self.setup_plan, BeamError):
+            lines.append(f"  ({self.setup_plan.message}; {self.setup_plan.fix})")
+        elif self.setup_plan is not None:
+            lines += ["  " + line for line in self.setup_plan.to_text().splitlines()]
+        lines.append("or by hand:")
+        lines += [f"  {command}" for command in self.registration().values()]
+        lines.append("Lean itself comes from elan (https://github.com/leanprover/elan); "
+                     "`lean-beam doctor` checks everything.")
+        return lines
 
     def to_text(self) -> str:
         head = (
@@ -115,11 +142,28 @@ class InstallResult:
         lines += [f"cleaned: {path}" for path in self.cleaned]
         if self.gcroot:
             lines.append(f"nix gc root: {self.gcroot}")
-        lines.append("register lean-beam-mcp with MCP clients:")
-        lines += [f"  {command}" for command in self.registration().values()]
+        lines += self._next_steps()
         if self.changed and not self.dry_run:
             lines.append("Restart running agents so they pick up the new runtime.")
         return "\n".join(lines)
+
+
+def _on_path(directory: Path) -> bool:
+    entries = os.environ.get("PATH", "").split(os.pathsep)
+    return any(e and os.path.realpath(e) == os.path.realpath(directory) for e in entries)
+
+
+def _setup_plan(root: Path) -> Any:
+    """What `lean-beam setup --dry-run` would do for the clients found on this machine."""
+    from beam_install.setup import SetupRequest, plan_setup
+
+    try:
+        return plan_setup(root, SetupRequest([]), os.environ, Path(os.getcwd()))
+    except BeamError as error:
+        return error
+    except Exception as exc:  # the install is done; a hint must never turn it into a failure
+        return BeamError("internalError", f"could not plan setup ({exc})",
+                         "run `lean-beam setup` to see the plan")
 
 
 def _existing_is_reusable(runtime: Path, *, checked: bool = False) -> bool:
@@ -195,6 +239,8 @@ def install(
             current_id(root),
             wrappers,
             links,
+            setup_plan=_setup_plan(root),
+            links_dir=links_dir,
         )
     prepare_state(root)
     with install_lock(root, timeout=lock_timeout, command="lean-beam install"):
@@ -228,4 +274,6 @@ def install(
         links,
         cleaned,
         gcroot,
+        _setup_plan(root),
+        links_dir,
     )

@@ -100,6 +100,7 @@ class PruneResult:
     skipped_late: list[Skipped] = field(default_factory=list)
     trash_cleared: int = 0
     error: BeamError | None = None
+    flags: list[str] = field(default_factory=list)  # as given, repeated in the --yes hint
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -135,12 +136,25 @@ class PruneResult:
         if self.dry_run:
             if count:
                 lines.append(f"{count} runtime(s) would be removed; nothing was changed")
-                lines.append("run `lean-beam runtime prune --yes` to remove them")
+                lines.append(f"run `{self._command('--yes')}` to remove them")
             else:
                 lines.append("nothing to remove")
         else:
             lines.append(f"removed {len(self.removed)} runtime(s)")
+        spare = [k for k in self.plan.kept if k.reasons == [self.spare_reason()]]
+        if spare:
+            lines.append(
+                f"{len(spare)} unused runtime(s) kept as the newest {self.keep_latest}; "
+                f"`lean-beam runtime prune --keep-latest 0 --yes` removes them too"
+            )
         return "\n".join(lines)
+
+    def spare_reason(self) -> str:
+        return f"among the newest {self.keep_latest} unused"
+
+    def _command(self, *extra: str) -> str:
+        given = [f for f in self.flags if f not in ("--dry-run", "--yes")]
+        return " ".join(["lean-beam runtime prune", *given, *extra])
 
     def to_text(self) -> str:
         body = [self.header_text()]
@@ -260,6 +274,13 @@ def _recheck(root: Path, entry: RuntimeEntry, env: Mapping[str, str]) -> Kept | 
     return None
 
 
+def _active_reason(root: Path, runtime_id: str) -> str:
+    from beam_runtime.leases import lease_holders
+
+    pids = ", ".join(str(h.pid) for h in lease_holders(root, runtime_id))
+    return f"active (pid {pids})" if pids else "active"
+
+
 def remove_runtime(
     root: Path, entry: RuntimeEntry, env: Mapping[str, str]
 ) -> Kept | Skipped | None:
@@ -267,7 +288,7 @@ def remove_runtime(
     trash = trash_dir(root)
     with exclusive_lease(root, entry.name) as exclusive:
         if not exclusive:
-            return Kept(entry.name, ["active"])
+            return Kept(entry.name, [_active_reason(root, entry.name)])
         reason = _recheck(root, entry, env)
         if reason is not None:
             return reason

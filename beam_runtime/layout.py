@@ -10,6 +10,7 @@ heavy import. The tree (runtime.md "Tree", decisions 5 and 10):
     <root>/state/install.lock(.json)    install lock and its holder record
     <root>/state/leases/<id>.lease      shared leases of live processes
     <root>/state/staging/ trash/ gcroots/
+    <root>/state/setup/                 setup's lock, journal and registrations (decision 48)
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ CURRENT_TMP_PREFIX = ".current.tmp-"
 COMMANDS = ("lean-beam", "lean-beam-mcp", "beam-cli")
 ROOT_ENTRIES = frozenset({MARKER_NAME, CURRENT_NAME, "versions", "bin", "state"})
 STATE_ENTRIES = frozenset(
-    {"install.lock", "install.lock.json", "leases", "staging", "trash", "gcroots"}
+    {"install.lock", "install.lock.json", "leases", "staging", "trash", "gcroots", "setup"}
 )
 ROOT_ENV = "BEAM_INSTALL_ROOT"
 BIN_ENV = "BEAM_BIN_HOME"

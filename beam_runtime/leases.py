@@ -144,3 +144,127 @@ def lease_is_held(root: Path, runtime_id: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+class Holder:
+    """A live process that holds a runtime's lease open: its pid and, when readable, command."""
+
+    __slots__ = ("command", "pid")
+
+    def __init__(self, pid: int, command: str | None) -> None:
+        self.pid = pid
+        self.command = command
+
+    def to_json(self) -> dict[str, object]:
+        body: dict[str, object] = {"pid": self.pid}
+        if self.command is not None:
+            body["command"] = self.command
+        return body
+
+    def describe(self) -> str:
+        return f"pid {self.pid}" + (f" ({self.command})" if self.command else "")
+
+
+def _locked_inodes() -> set[int] | None:
+    """Inode numbers that carry a lock in `/proc/locks`; None where there is no such file."""
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    inodes = set()
+    for line in lines:
+        fields = line.split()
+        spot = 5 if fields[1:2] != ["->"] else 6  # blocked waiters are listed with "->"
+        if len(fields) > spot and fields[spot].count(":") == 2:
+            inodes.add(int(fields[spot].rsplit(":", 1)[1]))
+    return inodes
+
+
+def _command(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    parts = [p.decode("utf-8", "replace") for p in raw.split(b"\0") if p]
+    return " ".join(parts) or None
+
+
+def _proc_holders(
+    identities: dict[tuple[int, int], str], exclude: int
+) -> dict[str, list[Holder]]:
+    """One pass over `/proc/*/fd`: for each lease identity, the processes that have it open."""
+    found: dict[str, list[Holder]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == exclude:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{name}/fd")
+        except OSError:  # another user's process, or it just ended
+            continue
+        for fd in fds:
+            try:
+                info = os.stat(f"/proc/{name}/fd/{fd}")
+            except OSError:
+                continue
+            runtime_id = identities.get((info.st_dev, info.st_ino))
+            if runtime_id is not None:
+                holders = found.setdefault(runtime_id, [])
+                if all(h.pid != int(name) for h in holders):
+                    holders.append(Holder(int(name), _command(int(name))))
+    return found
+
+
+def _psutil_holders(path: str, exclude: int) -> list[Holder]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if proc.info["pid"] == exclude:
+            continue
+        try:
+            if any(f.path == path for f in proc.open_files()):
+                found.append(Holder(proc.info["pid"], " ".join(proc.info["cmdline"] or [])))
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def lease_holders(root: Path, runtime_id: str, exclude: int | None = None) -> list[Holder]:
+    """Live processes other than `exclude` (default: this one) that hold this runtime's lease."""
+    return all_lease_holders(root, [runtime_id], exclude).get(runtime_id, [])
+
+
+def all_lease_holders(
+    root: Path, runtime_ids: list[str], exclude: int | None = None
+) -> dict[str, list[Holder]]:
+    """`lease_holders` for several runtimes at once (runtimes nobody holds are left out).
+
+    Linux: `/proc/locks` says which lease files are locked at all, then one pass over
+    `/proc/<pid>/fd` says who has them open (a launcher opens its lease only to hold it).
+    Elsewhere psutil's open files. Only the caller's own processes are visible, which are the
+    ones that can run its runtimes.
+    """
+    me = os.getpid() if exclude is None else exclude
+    inodes = _locked_inodes()
+    identities: dict[tuple[int, int], str] = {}
+    for runtime_id in runtime_ids:
+        path = lease_file(str(root), runtime_id)
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            continue
+        if inodes is None:
+            if lease_is_held(root, runtime_id):
+                identities[(info.st_dev, info.st_ino)] = runtime_id
+        elif info.st_ino in inodes:
+            identities[(info.st_dev, info.st_ino)] = runtime_id
+    if not identities:
+        return {}
+    if inodes is None:
+        return {
+            rid: _psutil_holders(os.path.realpath(lease_file(str(root), rid)), me)
+            for rid in identities.values()
+        }
+    return _proc_holders(identities, me)

@@ -17,6 +17,7 @@ from beam_runtime.install_root import InstallRoot
 from beam_runtime.layout import versions_dir
 
 if TYPE_CHECKING:
+    from beam_runtime.leases import Holder
     from beam_runtime.record_check import ManifestRecord
     from beam_runtime.references import Reference, ReferenceIndex
 
@@ -31,7 +32,8 @@ class RuntimeEntry:
     invalid: str | None
     inode: tuple[int, int] | None  # (st_dev, st_ino) of the entry itself, to notice swaps
     current: bool = False
-    active: bool = False
+    active: bool = False  # a live process other than the asking one holds the lease
+    active_pids: list[Holder] = field(default_factory=list)
     referenced_by: list[Reference] = field(default_factory=list)
 
     @property
@@ -42,7 +44,8 @@ class RuntimeEntry:
         """Why this runtime must stay, in words."""
         reasons = ["current"] if self.current else []
         if self.active:
-            reasons.append("active")
+            pids = ", ".join(str(h.pid) for h in self.active_pids)
+            reasons.append(f"active (pid {pids})" if pids else "active")
         reasons += [f"referenced by {ref.describe()}" for ref in self.referenced_by]
         return reasons
 
@@ -55,6 +58,7 @@ class RuntimeEntry:
             "bytes": manifest.bytes if manifest else None,
             "current": self.current,
             "active": self.active,
+            "active_pids": [holder.to_json() for holder in self.active_pids],
             "referenced_by": [ref.to_json() for ref in self.referenced_by],
             "invalid": self.invalid,
         }
@@ -111,13 +115,15 @@ def scan_runtimes(root: Path) -> list[RuntimeEntry]:
 def annotate(
     root: Path, entries: list[RuntimeEntry], references: ReferenceIndex
 ) -> list[RuntimeEntry]:
-    """Fill in `current`, `active` and `referenced_by`."""
-    from beam_runtime.leases import lease_is_held
+    """Fill in `current`, `active` (never counting this process) and `referenced_by`."""
+    from beam_runtime.leases import all_lease_holders
 
     current = current_runtime_id(root)
+    holders = all_lease_holders(root, [entry.name for entry in entries])
     for entry in entries:
         entry.current = entry.name == current
-        entry.active = lease_is_held(root, entry.name)
+        entry.active_pids = holders.get(entry.name, [])
+        entry.active = bool(entry.active_pids)
         entry.referenced_by = references.referenced_by(entry.name)
     return entries
 

@@ -5,6 +5,11 @@ a path under `<root>/versions/<id>`. The stable wrapper `<root>/bin/lean-beam-mc
 runtime. Configs are read with real TOML/JSON parsers; a config that cannot be parsed blocks
 exactly the runtimes whose id occurs in its text, and one that cannot be read at all blocks every
 runtime (fail closed).
+
+Configs read: each client's user file (decision 15, plus Cursor, Gemini CLI and VS Code), the
+project files those list (Claude's `projects.*` keys -> `<project>/.mcp.json`, Codex's
+`[projects."<dir>"]` -> `<dir>/.codex/config.toml`), and every file `lean-beam setup` recorded
+writing in `<root>/state/setup/registrations.json`.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class ServerEntry:
     server_name: str
     command: list[str]  # command and arguments as the client would run them
     env_values: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # the entry's own environment
 
     def strings(self) -> list[str]:
         return [*self.command, *self.env_values]
@@ -72,22 +78,132 @@ def _home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~"))
 
 
-def client_configs(env: Mapping[str, str]) -> list[ClientConfig]:
-    """Where each supported client keeps its global MCP registrations."""
+CLIENTS = ("claude-code", "codex", "cursor", "opencode", "gemini", "vscode", "vibe")
+SETUP_RECORD = ("state", "setup", "registrations.json")  # what `lean-beam setup` wrote
+
+
+def _base(env: Mapping[str, str], var: str, default: Path) -> Path:
+    value = env.get(var)
+    return Path(value).expanduser() if value else default
+
+
+def _vscode_user_dir(env: Mapping[str, str]) -> Path:
     home = _home(env)
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Code" / "User"
+    return _base(env, "XDG_CONFIG_HOME", home / ".config") / "Code" / "User"
 
-    def base(var: str, default: Path) -> Path:
-        value = env.get(var)
-        return Path(value).expanduser() if value else default
 
-    opencode = base("OPENCODE_CONFIG_DIR", home / ".config" / "opencode")
-    return [
-        ClientConfig("codex", base("CODEX_HOME", home / ".codex") / "config.toml"),
-        ClientConfig("claude-code", base("CLAUDE_CONFIG_DIR", home) / ".claude.json"),
+def _opencode_pick(directory: Path, names: tuple[str, str]) -> Path:
+    """OpenCode reads `.jsonc` or `.json`: the one that exists, else `.json`."""
+    jsonc = directory / names[1]
+    return jsonc if os.path.lexists(jsonc) and not os.path.lexists(directory / names[0]) else (
+        directory / names[0]
+    )
+
+
+def user_config(client: str, env: Mapping[str, str]) -> Path:
+    """The file where `client` keeps its user-wide MCP servers."""
+    home = _home(env)
+    if client == "claude-code":
+        return _base(env, "CLAUDE_CONFIG_DIR", home) / ".claude.json"
+    if client == "codex":
+        return _base(env, "CODEX_HOME", home / ".codex") / "config.toml"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "opencode":
+        directory = _base(env, "OPENCODE_CONFIG_DIR", home / ".config" / "opencode")
+        return _opencode_pick(directory, ("opencode.json", "opencode.jsonc"))
+    if client == "gemini":
+        return home / ".gemini" / "settings.json"
+    if client == "vscode":
+        return _vscode_user_dir(env) / "mcp.json"
+    if client == "vibe":
+        return _base(env, "VIBE_HOME", home / ".vibe") / "config.toml"
+    raise ValueError(f"unknown client {client}")
+
+
+def project_config(client: str, project: Path) -> Path:
+    """The file of `project` where `client` keeps project-scoped MCP servers."""
+    relative = {
+        "claude-code": ".mcp.json",
+        "codex": ".codex/config.toml",
+        "cursor": ".cursor/mcp.json",
+        "gemini": ".gemini/settings.json",
+        "vscode": ".vscode/mcp.json",
+        "vibe": ".vibe/config.toml",
+    }
+    if client == "opencode":
+        return _opencode_pick(project, ("opencode.json", "opencode.jsonc"))
+    return project / relative[client]
+
+
+def client_configs(env: Mapping[str, str], root: Path | None = None) -> list[ClientConfig]:
+    """Every config file that may register a server: user-wide, per project, and setup's own."""
+    home = _home(env)
+    opencode = _base(env, "OPENCODE_CONFIG_DIR", home / ".config" / "opencode")
+    configs = [ClientConfig(c, user_config(c, env)) for c in CLIENTS if c != "opencode"]
+    configs += [
         ClientConfig("opencode", opencode / "opencode.json"),
         ClientConfig("opencode", opencode / "opencode.jsonc"),
-        ClientConfig("vibe", base("VIBE_HOME", home / ".vibe") / "config.toml"),
     ]
+    configs += _project_configs(configs)
+    if root is not None:
+        configs += recorded_configs(root)
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for config in configs:
+        key = (config.client, os.path.abspath(config.path))
+        if key not in seen:
+            seen.add(key)
+            unique.append(config)
+    return unique
+
+
+def _project_dirs(path: Path, table: str) -> list[Path]:
+    """Project directories a user config lists (`projects` keys); nothing when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        doc = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (OSError, ValueError):
+        return []  # the config itself is reported (and fails closed) when it is read
+    projects = doc.get(table) if isinstance(doc, dict) else None
+    if not isinstance(projects, dict):
+        return []
+    return [Path(p) for p in projects if isinstance(p, str) and os.path.isabs(p)]
+
+
+def _project_configs(configs: list[ClientConfig]) -> list[ClientConfig]:
+    found: list[ClientConfig] = []
+    for config in configs:
+        if config.client == "claude-code" and os.path.lexists(config.path):
+            found += [
+                ClientConfig("claude-code", p / ".mcp.json")
+                for p in _project_dirs(config.path, "projects")
+            ]
+        elif config.client == "codex" and os.path.lexists(config.path):
+            found += [
+                ClientConfig("codex", p / ".codex" / "config.toml")
+                for p in _project_dirs(config.path, "projects")
+            ]
+    return found
+
+
+def recorded_configs(root: Path) -> list[ClientConfig]:
+    """The files `lean-beam setup` recorded writing under `<root>/state/setup/`."""
+    path = root.joinpath(*SETUP_RECORD)
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return []  # setup rewrites it whole; a bad one is reported by doctor
+    items = body.get("registrations") if isinstance(body, dict) else None
+    found = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and item.get("client") in CLIENTS and item.get("file"):
+            found.append(ClientConfig(str(item["client"]), Path(str(item["file"]))))
+    return found
 
 
 def strip_jsonc(text: str) -> str:
@@ -142,12 +258,12 @@ def _entry(client: str, config: Path, name: str, server: Any) -> ServerEntry | N
     if not isinstance(server, dict):
         return None
     command = [*_as_strings(server.get("command")), *_as_strings(server.get("args"))]
-    env_values: list[str] = []
+    env: dict[str, str] = {}
     for key in ("env", "environment"):
         values = server.get(key)
         if isinstance(values, dict):
-            env_values += [v for v in values.values() if isinstance(v, str)]
-    return ServerEntry(client, config, name, command, env_values)
+            env.update({str(k): v for k, v in values.items() if isinstance(v, str)})
+    return ServerEntry(client, config, name, command, list(env.values()), env)
 
 
 def _named_servers(container: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -171,6 +287,10 @@ def _servers(client: str, doc: Any) -> Iterator[tuple[str, Any]]:
         yield from _named_servers(doc.get("mcp_servers"), "mcp_servers")
     elif client == "opencode":
         yield from _named_servers(doc.get("mcp"), "mcp")
+    elif client == "vscode":
+        yield from _named_servers(doc.get("servers"), "servers")
+    elif client in ("cursor", "gemini"):
+        yield from _named_servers(doc.get("mcpServers"), "mcpServers")
     else:
         yield from _named_servers(doc.get("mcpServers"), "mcpServers")
         projects = doc.get("projects")
@@ -187,20 +307,22 @@ def _servers(client: str, doc: Any) -> Iterator[tuple[str, Any]]:
 def _parse(path: Path, text: str) -> Any:
     if path.suffix == ".toml":
         return tomllib.loads(text)
-    if path.suffix == ".jsonc":
-        return json.loads(strip_jsonc(text))
+    if path.suffix == ".jsonc" or path.name in ("settings.json", "mcp.json", "opencode.json"):
+        return json.loads(strip_jsonc(text))  # these clients accept comments
     return json.loads(text)
 
 
-def read_registrations(env: Mapping[str, str]) -> Registrations:
-    """Read every supported client config that exists."""
-    configs = client_configs(env)
+def read_registrations(env: Mapping[str, str], root: Path | None = None) -> Registrations:
+    """Read every supported client config that exists (with `root`: also setup's record)."""
+    configs = client_configs(env, root)
     found = Registrations(configs=configs)
     for config in configs:
         path = config.path
         if not os.path.lexists(path):
             continue
         try:
+            if path.is_dir():
+                raise IsADirectoryError(f"{path} is a directory")
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             found.problems.append(ConfigProblem(config.client, path, f"cannot read: {exc}", None))
@@ -264,8 +386,8 @@ class Reference:
 
     def describe(self) -> str:
         if self.error is not None:
-            return f"{self.client} ({self.config} does not parse)"
-        return f"{self.client}:{self.server_name}"
+            return f"{self.client} ({self.config} does not parse or cannot be read)"
+        return f"{self.client}:{self.server_name} in {self.config}"
 
 
 class ReferenceIndex:
@@ -281,7 +403,7 @@ class ReferenceIndex:
 
     @classmethod
     def scan(cls, root: Path, env: Mapping[str, str] | None = None) -> ReferenceIndex:
-        return cls(root, read_registrations(os.environ if env is None else env))
+        return cls(root, read_registrations(os.environ if env is None else env, root))
 
     def referenced_by(self, runtime_id: str) -> list[Reference]:
         refs = list(self._by_id.get(runtime_id, []))

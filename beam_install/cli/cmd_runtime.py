@@ -59,8 +59,10 @@ def prune_command(
     from beam_runtime.identity import locate_runtime
 
     apply = yes and not dry_run
+    flags = _given_flags(click.get_current_context())
 
     def planned(result: PruneResult) -> None:
+        result.flags = flags
         if not as_json:
             _say(result.header_text())
 
@@ -91,6 +93,22 @@ def prune_command(
         if not as_json:
             sys.stderr.write(result.error.to_text() + "\n")
         raise SystemExit(1)
+
+
+def _given_flags(ctx: click.Context) -> list[str]:
+    """The options given on the command line, spelled so a hint can repeat them."""
+    flags = []
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name is None:
+            continue
+        if ctx.get_parameter_source(param.name) != click.core.ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[param.name]
+        if param.is_flag:
+            flags.append(param.opts[0])
+        else:
+            flags += [param.opts[0], str(value)]
+    return flags
 
 
 def _say(text: str) -> None:

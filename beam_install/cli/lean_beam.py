@@ -1,4 +1,4 @@
-"""`lean-beam`: install, version, runtime list/prune, doctor, lean."""
+"""`lean-beam`: install, setup, remove, uninstall, version, runtime list/prune, doctor, lean."""
 
 from __future__ import annotations
 
@@ -37,10 +37,36 @@ def _lean() -> click.Command:
     return lean
 
 
+def _setup() -> click.Command:
+    from beam_install.cli.cmd_setup import setup
+
+    return setup
+
+
+def _remove() -> click.Command:
+    from beam_install.cli.cmd_setup import remove
+
+    return remove
+
+
+def _uninstall() -> click.Command:
+    from beam_install.cli.cmd_uninstall import uninstall
+
+    return uninstall
+
+
 @click.group(
     cls=LazyGroup,
-    lazy={"install": _install, "version": _version, "runtime": _runtime, "doctor": _doctor,
-          "lean": _lean},
+    lazy={
+        "install": _install,
+        "setup": _setup,
+        "remove": _remove,
+        "uninstall": _uninstall,
+        "version": _version,
+        "runtime": _runtime,
+        "doctor": _doctor,
+        "lean": _lean,
+    },
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 def main() -> None:

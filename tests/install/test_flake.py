@@ -47,6 +47,7 @@ PYPI_TO_NIX = {
     "anyio": "anyio",
     "lsprotocol": "lsprotocol_2025",
     "psutil": "psutil",
+    "tomlkit": "tomlkit",
     "tomli": "tomli",
     "pytest": "pytest",
     "pytest-timeout": "pytest-timeout",

@@ -111,6 +111,7 @@ let
     lsprotocol_2025 = pythonPackage "lsprotocol_2025" "lsprotocol" "2025.0.0";
     lsprotocol = lsprotocol_2023;
     psutil = pythonPackage "psutil" "psutil" "7.0.0";
+    tomlkit = pythonPackage "tomlkit" "tomlkit" "0.13.3";
     tomli = pythonPackage "tomli" "tomli" "2.2.1";
     pytest = pythonPackage "pytest" "pytest" "8.4.1";
     pytest-timeout = pythonPackage "pytest-timeout" "pytest-timeout" "2.4.0";

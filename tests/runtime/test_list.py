@@ -25,7 +25,8 @@ def test_fresh_install(installed: Installed) -> None:
         "created_at": manifest.created_at,
         "bytes": manifest.bytes,
         "current": True,
-        "active": True,  # the listing process itself runs from this runtime and holds its lease
+        "active": False,  # the listing process holds this lease itself: it never counts (49)
+        "active_pids": [],
         "referenced_by": [],
         "invalid": None,
     }

@@ -66,7 +66,7 @@ def test_keep_latest_zero_never_removes_current(installed: Installed) -> None:
     body = prune(installed, "--yes", "--keep-latest", "0", "--json").json()
     assert len(body["removed"]) == 3
     assert present(installed) == {installed.runtime_id}
-    assert body["kept"] == [{"id": installed.runtime_id, "reasons": ["current", "active"]}]
+    assert body["kept"] == [{"id": installed.runtime_id, "reasons": ["current"]}]  # not itself
 
 
 @pytest.mark.parametrize("value", ["-1", "65", "two"])
@@ -86,7 +86,8 @@ def test_unknown_flag_is_a_usage_error(installed: Installed) -> None:
 def test_active_and_referenced_runtimes_are_kept(installed: Installed, lease_holders) -> None:  # type: ignore[no-untyped-def]
     root, home = installed.root, installed.home
     old = make_old(installed, 6)
-    assert lease_holders(root, old[0]).held
+    holder = lease_holders(root, old[0])
+    assert holder.held
     write_codex(home, {"beam": f"{root}/versions/{old[1]}/bin/lean-beam-mcp"})
     (home / ".claude.json").write_text(json.dumps({"projects": {"/p": {"mcpServers": {
         "b": {"command": "x", "env": {"P": f"{root}/versions/{old[2]}/bin"}}}}}}))
@@ -95,9 +96,9 @@ def test_active_and_referenced_runtimes_are_kept(installed: Installed, lease_hol
     (vibe / "config.toml").write_text(f'[[mcp_servers]\nname = "{old[3]}"\n')  # does not parse
     body = prune(installed, "--yes", "--keep-latest", "0", "--json").json()
     kept = {k["id"]: k["reasons"] for k in body["kept"]}
-    assert kept[old[0]] == ["active"]
-    assert kept[old[1]] == ["referenced by codex:beam"]
-    assert kept[old[2]] == ["referenced by claude-code:b (project /p)"]
+    assert kept[old[0]] == [f"active (pid {holder.proc.pid})"]
+    assert kept[old[1]] == [f"referenced by codex:beam in {home}/.codex/config.toml"]
+    assert kept[old[2]] == [f"referenced by claude-code:b (project /p) in {home}/.claude.json"]
     assert "does not parse" in kept[old[3]][0]
     assert body["removed"] == old[4:]
     assert present(installed) == {installed.runtime_id, *old[:4]}
