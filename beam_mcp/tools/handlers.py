@@ -1,8 +1,10 @@
 """What each tool does once its input is valid: one handler per catalog row.
 
 A process handler answers from the router (`beam_version`, `beam_stats`); a workspace handler
-runs one broker operation and returns its result. Broker modules are imported inside the
-handlers, so the catalog that names them stays cheap to import (`tools/list` at start-up).
+runs one broker operation and returns its result, whose declared type (a TypedDict of
+`beam_runtime.broker.results`) is the tool's result shape of record; the shape tests check real
+answers against it. Broker modules are imported inside the handlers, so the catalog that names
+them stays cheap to import (`tools/list` at start-up).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from beam_mcp.backend import ToolContext
+    from beam_runtime.broker import results as r
     from beam_runtime.broker.service import Broker
 
     class ProcessHost:  # what process handlers read: the router
@@ -35,18 +38,18 @@ def beam_stats(host: ProcessHost) -> Result:
 # ---------------------------------------------------------------------- workspace
 
 
-async def beam_feedback_report(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def beam_feedback_report(broker: Broker, args: Any, ctx: ToolContext) -> r.FeedbackResult:
     return broker.feedback(args, ctx.root, ctx)
 
 
-async def lean_drop_workspace(broker: Broker, args: Any, ctx: ToolContext) -> Result:
-    return dict(await broker.drop(ctx.root))
+async def lean_drop_workspace(broker: Broker, args: Any, ctx: ToolContext) -> r.DropResult:
+    return await broker.drop(ctx.root)
 
 
 # ---------------------------------------------------------------------- documents
 
 
-async def lean_update(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_update(broker: Broker, args: Any, ctx: ToolContext) -> r.UpdateResult:
     from beam_runtime.broker import operations
 
     async def update(session: Any, a: Any, c: Any) -> Result:
@@ -55,17 +58,17 @@ async def lean_update(broker: Broker, args: Any, ctx: ToolContext) -> Result:
     return await broker.run(ctx.root, args.path, update, args, ctx, rereads=True)
 
 
-async def lean_sync(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_sync(broker: Broker, args: Any, ctx: ToolContext) -> r.SyncResult:
     return await _sync(broker, args, ctx, refresh=False, rereads=True)
 
 
-async def lean_refresh(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_refresh(broker: Broker, args: Any, ctx: ToolContext) -> r.SyncResult:
     return await _sync(broker, args, ctx, refresh=True, rereads=False)
 
 
 async def _sync(
     broker: Broker, args: Any, ctx: ToolContext, *, refresh: bool, rereads: bool
-) -> Result:
+) -> Any:
     from beam_runtime.broker import operations
 
     async def sync(session: Any, a: Any, c: Any) -> Result:
@@ -82,27 +85,31 @@ async def _sync(
     return await broker.run(ctx.root, args.path, sync, args, ctx, rereads=rereads)
 
 
-async def lean_save(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_save(broker: Broker, args: Any, ctx: ToolContext) -> r.SaveResult:
     return await _save(broker, args, ctx, close_after=False)
 
 
-async def lean_close_save(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_close_save(broker: Broker, args: Any, ctx: ToolContext) -> r.CloseSaveResult:
     return await _save(broker, args, ctx, close_after=True)
 
 
-async def _save(broker: Broker, args: Any, ctx: ToolContext, *, close_after: bool) -> Result:
+async def _save(broker: Broker, args: Any, ctx: ToolContext, *, close_after: bool) -> Any:
     from beam_runtime.broker import operations
 
     async def save(session: Any, a: Any, c: Any) -> Result:
         return await operations.save(
-            session, a.path, c, scope=a.diagnostic_scope, close_after=close_after,
+            session,
+            a.path,
+            c,
+            scope=a.diagnostic_scope,
+            close_after=close_after,
             wait_ms=a.wait_ms,
         )
 
     return await broker.run(ctx.root, args.path, save, args, ctx)
 
 
-async def lean_close(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_close(broker: Broker, args: Any, ctx: ToolContext) -> r.CloseResult:
     from beam_runtime.broker import operations
 
     async def close(session: Any, a: Any, c: Any) -> Result:
@@ -114,55 +121,57 @@ async def lean_close(broker: Broker, args: Any, ctx: ToolContext) -> Result:
 # ---------------------------------------------------------------------- queries
 
 
-async def lean_hover(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_hover(broker: Broker, args: Any, ctx: ToolContext) -> r.LeanAnswer:
     from beam_runtime.broker.queries import hover
 
     return await broker.run(ctx.root, args.path, hover, args, ctx, rereads=True)
 
 
-async def lean_signature_help(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_signature_help(broker: Broker, args: Any, ctx: ToolContext) -> r.LeanAnswer:
     from beam_runtime.broker.queries import signature_help
 
     return await broker.run(ctx.root, args.path, signature_help, args, ctx, rereads=True)
 
 
-async def lean_definition(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_definition(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
     from beam_runtime.broker.queries import definition
 
     return await broker.run(ctx.root, args.path, definition, args, ctx, rereads=True)
 
 
-async def lean_references(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_references(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
     from beam_runtime.broker.queries import references
 
     return await broker.run(ctx.root, args.path, references, args, ctx, rereads=True)
 
 
-async def lean_document_symbols(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_document_symbols(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
     from beam_runtime.broker.queries import document_symbols
 
     return await broker.run(ctx.root, args.path, document_symbols, args, ctx, rereads=True)
 
 
-async def lean_workspace_symbols(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_workspace_symbols(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
     from beam_runtime.broker.queries import workspace_symbols
 
     return await broker.run(ctx.root, None, workspace_symbols, args, ctx)
 
 
-async def lean_goals(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_goals(broker: Broker, args: Any, ctx: ToolContext) -> r.GoalsResult:
     from beam_runtime.broker.queries import goals
 
     return await broker.run(ctx.root, args.path, goals, args, ctx, rereads=True)
 
 
-async def lean_todo(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_todo(broker: Broker, args: Any, ctx: ToolContext) -> r.TodoResult:
     from beam_runtime.broker.queries import todo
 
     return await broker.run(ctx.root, args.path, todo, args, ctx, rereads=True)
 
 
-async def lean_code_action_resolve(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_code_action_resolve(
+    broker: Broker, args: Any, ctx: ToolContext
+) -> r.CodeActionResult:
     from beam_runtime.broker.queries import resolve_code_action
 
     return await broker.run(ctx.root, args.path, resolve_code_action, args, ctx, rereads=True)
@@ -171,49 +180,50 @@ async def lean_code_action_resolve(broker: Broker, args: Any, ctx: ToolContext) 
 # ---------------------------------------------------------------------- speculation
 
 
-async def lean_run_at(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_run_at(broker: Broker, args: Any, ctx: ToolContext) -> r.RunResult:
     return await _run_at(broker, args, ctx, keep=False)
 
 
-async def lean_run_at_handle(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_run_at_handle(broker: Broker, args: Any, ctx: ToolContext) -> r.RunResult:
     return await _run_at(broker, args, ctx, keep=True)
 
 
-async def _run_at(broker: Broker, args: Any, ctx: ToolContext, *, keep: bool) -> Result:
+async def _run_at(broker: Broker, args: Any, ctx: ToolContext, *, keep: bool) -> Any:
     async def run_at(session: Any, a: Any, c: Any) -> Result:
         return await broker.speculation.run_at(session, a, c, keep=keep)
 
     return await broker.run(ctx.root, args.path, run_at, args, ctx)
 
 
-async def lean_run_with(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_run_with(broker: Broker, args: Any, ctx: ToolContext) -> r.RunResult:
     return await _run_with(broker, args, ctx, linear=False)
 
 
-async def lean_run_with_linear(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_run_with_linear(broker: Broker, args: Any, ctx: ToolContext) -> r.RunResult:
     return await _run_with(broker, args, ctx, linear=True)
 
 
-async def _run_with(broker: Broker, args: Any, ctx: ToolContext, *, linear: bool) -> Result:
+async def _run_with(broker: Broker, args: Any, ctx: ToolContext, *, linear: bool) -> Any:
     async def run_with(session: Any, a: Any, c: Any) -> Result:
         return await broker.speculation.run_with(session, a, c, linear=linear)
 
     return await broker.run(ctx.root, args.path, run_with, args, ctx)
 
 
-async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> r.ReleaseResult:
     return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)
 
 
 # ---------------------------------------------------------------------- verification, search
 
 
-async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> Result:
+async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> r.VerifyResult:
     from beam_runtime.broker import verify
+    from beam_runtime.broker.results import VerifyResult, shaped
 
     plan = await verify.prepare(ctx.root, args)
-    if plan.check is not None and plan.check.valid:
-        return verify.from_receipt(plan)  # nothing changed: no session, no build
+    if plan.check is not None and plan.check.valid:  # nothing changed: no session, no build
+        return shaped(VerifyResult, verify.from_receipt(plan))
 
     async def run(session: Any, a: Any, c: Any) -> Result:
         return await verify.verify(session, broker.speculation.scratch, plan, c)
@@ -221,5 +231,8 @@ async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> Result:
     return await broker.run(ctx.root, plan.files[0].display, run, args, ctx)
 
 
-async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> Result:
-    return await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
+async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> r.SearchResult:
+    from beam_runtime.broker.results import SearchResult, shaped
+
+    found = await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
+    return shaped(SearchResult, found)

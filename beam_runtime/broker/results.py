@@ -7,9 +7,11 @@ are typed loosely here. Postponed annotations are off on purpose: `NotRequired` 
 class creation for `__required_keys__` to be right on every supported Python.
 """
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from typing_extensions import NotRequired, TypedDict
+
+T = TypeVar("T")
 
 LeanValue = Any  # a JSON value as Lean sent it
 
@@ -48,7 +50,8 @@ class DiagnosticItem(TypedDict):
 
 
 class Diagnostics(TypedDict):
-    counts: dict[str, int]  # error, warning, information, hint, total
+    counts: dict[str, int]  # error, warning, information, hint, unknown, total
+    complete: bool  # false: the barrier had not finished within wait_ms
     items: NotRequired[list[DiagnosticItem]]
 
 
@@ -86,6 +89,7 @@ class SyncResult(TypedDict):
     diagnostics: Diagnostics
     readiness: Readiness
     document_progress: DocumentProgress
+    retry_after_ms: NotRequired[int]  # only on a partial answer
 
 
 class SyncBody(TypedDict):
@@ -103,12 +107,14 @@ class Saved(TypedDict):
     olean: str
     ilean: str
     c: NotRequired[str]
+    trace: NotRequired[str]
     sync: SyncBody
 
 
 class SaveResult(Saved):
     workspace: Workspace
     document_progress: DocumentProgress
+    retry_after_ms: NotRequired[int]
 
 
 class CloseSaveResult(TypedDict):
@@ -122,6 +128,8 @@ class LeanAnswer(TypedDict):
     """Hover and signature help: Lean's answer object merged beside the workspace."""
 
     workspace: Workspace
+    version: int
+    position: Position
     result: NotRequired[LeanValue]  # when Lean answered something other than an object
     contents: NotRequired[LeanValue]
     range: NotRequired[Range]
@@ -135,11 +143,33 @@ class ListResult(TypedDict):
 
     workspace: Workspace
     result: list[LeanValue]
+    version: NotRequired[int]  # document tools echo the version they used
+    position: NotRequired[Position]  # position tools echo the resolved position
+
+
+class Hypothesis(TypedDict):
+    names: list[str]  # [] for an anonymous hypothesis
+    type: str
+    value: NotRequired[str]  # let-bound hypotheses
+
+
+class Goal(TypedDict):
+    """Decision 44: one goal, from RPC or from the plainGoal text."""
+
+    userName: NotRequired[str]
+    kind: Literal["goal", "conv"]
+    hyps: list[Hypothesis]
+    target: str
 
 
 class GoalsResult(TypedDict):
     workspace: Workspace
-    goals: list[dict[str, Any]]
+    path: str
+    version: int
+    position: Position
+    mode: Literal["before", "after"]
+    source: Literal["rpc", "plainGoal"]
+    goals: list[Goal]
 
 
 class TodoResult(TypedDict):
@@ -159,13 +189,21 @@ class Handle(TypedDict):
     id: str
 
 
+class ProofState(TypedDict):
+    goals: list[Goal]
+
+
 class RunResult(TypedDict):
     workspace: Workspace
+    version: NotRequired[int]  # run_at: the version probed (run_with continues a handle)
+    position: NotRequired[Position]
     success: bool
     messages: list[dict[str, Any]]
     traces: list[dict[str, Any]]
-    proof_state: dict[str, Any] | None
+    proof_state: ProofState | None
     next_handle: Handle | None
+    stale_imports: NotRequired[bool]  # Lean kept answering from imports older than on disk
+    stale_modules: NotRequired[list[str]]
 
 
 class ReleaseResult(TypedDict):
@@ -189,4 +227,57 @@ class FeedbackResult(TypedDict):
     workspace: NotRequired[Workspace]
 
 
+class VerifyModule(TypedDict):
+    module: str
+    path: str
+    built: bool
+    errors: list[dict[str, Any]]  # {path, line, message}, the first few
+
+
+class VerifyDeclaration(TypedDict):
+    name: str
+    axioms: list[str]
+    flags: list[str]
+
+
+class VerifyResult(TypedDict):
+    """Decision 50: an answer from Lake's batch build only."""
+
+    workspace: Workspace
+    ok: bool
+    modules: list[VerifyModule]
+    declarations: list[VerifyDeclaration]
+    flagged: list[str]
+    complete: bool
+    toolchain: str | None
+    manifest_hash: str | None
+    sources: dict[str, str]
+    receipt: dict[str, Any] | None
+    build: NotRequired[dict[str, Any]]
+    receipt_valid: NotRequired[bool]
+    stale: NotRequired[list[str]]
+    receipt_mismatch: NotRequired[LeanValue]
+    changed_during_verify: NotRequired[list[str]]
+    retry_after_ms: NotRequired[int]
+
+
+class SearchHit(TypedDict):
+    name: str
+    kind: str
+    signature: str
+    path: str
+    line: int
+
+
+class SearchResult(TypedDict):
+    workspace: Workspace
+    hits: list[SearchHit]
+    indexed_files: int
+
+
 Result = dict[str, Any]  # any of the shapes above, as the adapter passes it on
+
+
+def shaped(tp: type[T], value: Any) -> T:
+    """`value` declared as the result shape `tp` (checked key by key by the shape tests)."""
+    return cast(T, value)

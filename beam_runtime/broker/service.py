@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -25,11 +25,10 @@ from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.speculation import Speculation
 
 if TYPE_CHECKING:
-    from beam_runtime.broker.results import DropResult, Result
+    from beam_runtime.broker.results import DropResult, FeedbackResult
     from beam_runtime.search.service import SearchService
 
-R = TypeVar("R")
-Operation = Callable[[LeanSession, Any, Context], Awaitable[R]]
+Operation = Callable[[LeanSession, Any, Context], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -70,12 +69,12 @@ class Broker:
         self,
         root: str,
         path: str | None,
-        operation: Operation[R],
+        operation: Operation,
         args: Any,
         ctx: Context,
         *,
         rereads: bool = False,
-    ) -> R:
+    ) -> Any:
         """Runs ``operation`` on the session of ``root``.
 
         A named ``path`` is resolved and read first, so a bad path fails before Lean starts or
@@ -99,10 +98,11 @@ class Broker:
             result["reason"] = "notFound"
         return result
 
-    def feedback(self, args: Any, root: str, ctx: Context) -> Result:
+    def feedback(self, args: Any, root: str, ctx: Context) -> FeedbackResult:
         from beam_runtime.broker.feedback import feedback_report
+        from beam_runtime.broker.results import FeedbackResult, shaped
 
-        return feedback_report(args, root, self._manager(), ctx)
+        return shaped(FeedbackResult, feedback_report(args, root, self._manager(), ctx))
 
     def searches(self) -> SearchService:
         """``lean_search``'s indexes; no Lean session is involved."""
