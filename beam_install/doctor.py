@@ -20,6 +20,7 @@ from typing import Any
 
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import COMMANDS, bin_dir, leases_dir, versions_dir
+from beam_runtime.record_check import full_problem
 
 CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
 SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
@@ -184,11 +185,13 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
         report.add("runtimes", "versions", FAIL, f"{versions_dir(root)} has no runtime",
                    "lean-beam install")
     for entry in entries:
-        if entry.manifest is None:
+        invalid = entry.invalid if entry.manifest is None else full_problem(Path(entry.path))
+        if invalid is not None:  # the same full check install makes before reusing a runtime
             aside = Path.home() / f"lean-beam-aside-{entry.name}"
-            report.add("runtimes", entry.name, FAIL, f"invalid: {entry.invalid}",
+            report.add("runtimes", entry.name, FAIL, f"invalid: {invalid}",
                        f"mv {q(entry.path)} {q(aside)}")
             continue
+        assert entry.manifest is not None
         python = entry.manifest.python
         flags = ", ".join(entry.holders()) or "unused"
         interpreter = Path(python["executable"])

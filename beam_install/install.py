@@ -12,6 +12,7 @@ clients found on this machine, and a note when the user bin dir is not on PATH.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -29,7 +30,7 @@ from beam_install.root import claim_root, inspect_root, prepare_state
 from beam_install.wrappers import Action, plan_links, plan_wrappers, write_links, write_wrappers
 from beam_runtime import layout
 from beam_runtime.errors import BeamError
-from beam_runtime.record_check import full_problem, structural_problem
+from beam_runtime.record_check import full_problem
 
 FAILPOINT_ENV = "BEAM_INSTALL_FAILPOINT"
 FAILPOINTS = (
@@ -166,15 +167,14 @@ def _setup_plan(root: Path) -> Any:
                          "run `lean-beam setup` to see the plan")
 
 
-def _existing_is_reusable(runtime: Path, *, checked: bool = False) -> bool:
-    """False when `versions/<id>` is absent; True when it validates; raises otherwise.
+def _existing_is_reusable(runtime: Path) -> bool:
+    """False when `versions/<id>` is absent; True when it validates fully; raises otherwise.
 
-    `checked`: it validated completely moments ago (before the lock), so only its structure is
-    checked again: published runtimes are read-only, the risk in between is a concurrent prune.
+    Install calls it holding the lock, so a prune cannot remove the runtime while it is read.
     """
     if not os.path.lexists(runtime):
         return False
-    problem = structural_problem(runtime) if checked else full_problem(runtime)
+    problem = full_problem(runtime)
     if problem is None:
         return True
     raise BeamError(
@@ -190,13 +190,25 @@ def _build(root: Path, payload: Payload) -> None:
     from beam_install import staging
 
     stage = staging.new_stage(root, payload.runtime_id)
-    staging.fill_stage(stage, payload)
-    failpoint("staging-copied")
-    staging.seal_stage(stage, payload)
-    failpoint("manifest-written")
-    staging.create_lease(root, payload.runtime_id)
-    staging.publish(stage, root, payload.runtime_id)
+    try:
+        staging.fill_stage(stage, payload)
+        failpoint("staging-copied")
+        staging.seal_stage(stage, payload)
+        failpoint("manifest-written")
+        staging.create_lease(root, payload.runtime_id)
+        staging.publish(stage, root, payload.runtime_id)
+    except (OSError, MemoryError, BeamError):
+        _discard(stage)  # a full disk or a denied path leaves nothing behind
+        raise
     failpoint("published")
+
+
+def _discard(stage: Path) -> None:
+    from beam_install.cleanup import delete_tree
+
+    with contextlib.suppress(OSError):
+        delete_tree(stage)
+    shutil.rmtree(stage, ignore_errors=True)  # whatever a failed delete left
 
 
 def _nix_gcroot(root: Path, payload: Payload) -> str | None:
@@ -225,11 +237,10 @@ def install(
     inspect_root(root)
     payload = compute_payload()
     runtime = layout.runtime_dir(root, payload.runtime_id)
-    reuse = _existing_is_reusable(runtime)
     wrappers = plan_wrappers(root)
     links = plan_links(root, links_dir)
     if dry_run:
-        action = "would_reuse" if reuse else "would_create"
+        action = "would_reuse" if _existing_is_reusable(runtime) else "would_create"
         return InstallResult(
             True,
             root,
@@ -249,7 +260,7 @@ def install(
         claim_root(root)
         cleaned = clean_stale(root)
         failpoint("cleaned")
-        reuse = _existing_is_reusable(runtime, checked=reuse)
+        reuse = _existing_is_reusable(runtime)  # validated under the lock: no prune races it
         if not reuse:
             _build(root, payload)
         wrappers = plan_wrappers(root)

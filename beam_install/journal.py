@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import state_dir
 
@@ -173,7 +174,7 @@ def replace(target: Path, text: str | None, mode: int, tmp: Path, index: int | N
 
 def read_now(target: Path) -> str | None:
     try:
-        return target.read_text(encoding="utf-8")
+        return safe_read.read_text_bounded(str(target), safe_read.CONFIG_CAP)
     except FileNotFoundError:
         return None
 

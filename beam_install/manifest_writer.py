@@ -26,6 +26,7 @@ def build_manifest(payload: Payload) -> Manifest:
             "entry_points": dict(ENTRY_POINTS),
             "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "created_by": payload.created_by,
+            "bytecode_sha256": payload.bytecode_sha256,
         }
     )
 

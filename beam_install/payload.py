@@ -73,6 +73,7 @@ class Payload:
     distributions: list[str] = field(default_factory=list)
     sha256: str = ""
     total_bytes: int = 0
+    bytecode_sha256: str = ""  # filled in at staging, once the bytecode is compiled
 
     @property
     def runtime_id(self) -> str:
@@ -145,12 +146,21 @@ def nix_store_paths(payload: Payload) -> list[str]:
 
 def launcher_text(python: str, command: str) -> bytes:
     """A runtime launcher: embeds the interpreter and entry point, never the root or the id."""
+    if command not in ENTRY_POINTS:
+        raise ValueError(f"not a lean-beam command: {command!r}")
+    # A runtime pruned (moved out of versions/) before the lease is taken has no modules left
+    # to import: say so instead of a ModuleNotFoundError traceback.
     code = (
-        "import os, sys; "
-        "r = os.path.dirname(os.path.dirname(os.path.realpath(sys.argv[1]))); "
-        'sys.path[:0] = [os.path.join(r, "site")]; '
-        "from beam_runtime.launcher import main; "
-        f'main(r, "{command}", "{ENTRY_POINTS[command]}")'
+        "import os, sys\n"
+        "r = os.path.dirname(os.path.dirname(os.path.realpath(sys.argv[1])))\n"
+        'sys.path[:0] = [os.path.join(r, "site")]\n'
+        "try:\n"
+        "    from beam_runtime.launcher import main\n"
+        "except ImportError:\n"
+        f'    sys.stderr.write("{command}: runtime " + os.path.basename(r) + '
+        '" was pruned; restart\\n")\n'
+        "    raise SystemExit(1)\n"
+        f'main(r, "{command}", "{ENTRY_POINTS[command]}")\n'
     )
     return (
         "#!/bin/sh\n"

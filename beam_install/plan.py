@@ -16,6 +16,7 @@ from typing import Any
 
 from beam_install.clients.formats import MARKER_KEY, MARKER_VALUE, Format
 from beam_install.journal import FileWrite, Recovery
+from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 
 
@@ -44,7 +45,7 @@ def read_config(path: Path, fmt: Format) -> Config:
             path,
         )
     try:
-        text: str | None = target.read_text(encoding="utf-8")
+        text: str | None = safe_read.read_text_bounded(str(target), safe_read.CONFIG_CAP)
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         text, mode = None, None

@@ -345,7 +345,7 @@ def _apply(
         try:
             _pause(env, step, entry.name)
             outcome = remove_runtime(root, entry, env)
-        except (OSError, BeamError) as exc:
+        except (OSError, MemoryError, BeamError) as exc:
             result.error = _stopped(root, entry, result.removed, exc)
             return
         if outcome is None:

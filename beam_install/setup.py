@@ -38,6 +38,7 @@ from beam_install.plan import (
 )
 from beam_install.skill import SKILL_TEXT, skill_path
 from beam_install.skill import is_ours as skill_is_ours
+from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import bin_dir
 
@@ -160,7 +161,7 @@ def read_skill(path: Path) -> str | None:
             {"file": str(path)},
         )
     try:
-        return path.read_text(encoding="utf-8")
+        return safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:

@@ -18,6 +18,7 @@ from pathlib import Path
 from beam_install.manifest_writer import write_manifest
 from beam_install.payload import Payload, PayloadFile
 from beam_runtime import layout
+from beam_runtime.record_check import bytecode_digest
 
 READ_ONLY_FILE = 0o444
 READ_ONLY_EXECUTABLE = 0o555
@@ -71,6 +72,7 @@ def fill_stage(stage: Path, payload: Payload) -> None:
         _copy(source, target)
         os.chmod(target, 0o644)
     compileall.compile_dir(str(stage / "site"), quiet=2, workers=1)
+    payload.bytecode_sha256 = bytecode_digest(stage)[0]
 
 
 def _flush_filesystem(path: Path) -> None:

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from beam_runtime import layout
+from beam_runtime import layout, safe_read
 from beam_runtime.errors import BeamError
 
 MANAGED_LINE = "# managed-by: lean-beam"
@@ -36,29 +36,47 @@ class Action:
 
 
 def wrapper_text(root: Path, command: str) -> str:
+    """The wrapper script; the root appears once, shell-quoted, and nowhere else.
+
+    No byte of the root can become code (a newline included: it stays inside single quotes),
+    `command` is one of `layout.COMMANDS`, and `current` must name exactly `versions/<id>` with
+    an id of the characters a runtime id is made of.
+    """
+    if command not in layout.COMMANDS:
+        raise ValueError(f"not a lean-beam command: {command!r}")
     quoted = shlex.quote(str(root))
     return f"""#!/bin/sh
 {MANAGED_LINE}
-# Runs {command} from the runtime that {root}/current names when it starts.
+# Runs {command} from the runtime that the root's `current` link names when it starts.
 root={quoted}
 target=$(readlink "$root/current") || target=
 case "$target" in
-  versions/?*) ;;
-  *) echo "{command}: no installed runtime at $root/current; run: lean-beam install" >&2; exit 1 ;;
+  versions/*) id=${{target#versions/}} ;;
+  *) id= ;;
+esac
+case "$id" in
+  ''|.|..|*[!A-Za-z0-9._+!-]*)
+    echo "{command}: no installed runtime at $root/current; run: lean-beam install" >&2
+    exit 1 ;;
 esac
 BEAM_INSTALL_ROOT=$root
 export BEAM_INSTALL_ROOT
-exec "$root/$target/bin/{command}" "$@"
+exec "$root/versions/$id/bin/{command}" "$@"
 """
 
 
-def is_managed_file(path: Path) -> bool:
+def _head(path: Path | str) -> str | None:
+    """The first 4 KiB of a regular file (a FIFO or a device there never blocks), or None."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
+        data = safe_read.read_bounded(str(path), safe_read.SMALL_CAP)
     except OSError:
-        return False
-    return MANAGED_LINE in head.splitlines()
+        return None
+    return data[:4096].decode("utf-8", "replace")
+
+
+def is_managed_file(path: Path) -> bool:
+    head = _head(path)
+    return head is not None and MANAGED_LINE in head.splitlines()
 
 
 def _unmanaged(path: Path, what: str) -> BeamError:
@@ -79,7 +97,7 @@ def plan_wrappers(root: Path) -> list[Action]:
             actions.append(Action(command, path, "created"))
         elif path.is_symlink() or not path.is_file() or not is_managed_file(path):
             raise _unmanaged(path, "a lean-beam wrapper")
-        elif path.read_text() == wrapper_text(root, command):
+        elif _head(path) == wrapper_text(root, command):
             actions.append(Action(command, path, "unchanged"))
         else:
             actions.append(Action(command, path, "updated"))
@@ -105,12 +123,8 @@ def write_wrappers(root: Path, actions: list[Action]) -> None:
 def _owning_environment(path: Path) -> str | None:
     """pipx/uv/nix/venv when `path` is a lean-beam console script of such an environment."""
     real = Path(os.path.realpath(path))
-    try:
-        with open(real, encoding="utf-8", errors="replace") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return None
-    if "beam_runtime.entry" not in head:
+    head = _head(real)
+    if head is None or "beam_runtime.entry" not in head:
         return None
     prefix = real.parent.parent
     if str(real).startswith("/nix/store/"):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import fcntl
 import os
 import select
 import stat
 import struct
 import termios
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ Item = tuple[bytes, Callable[[], None] | None]
 SHUTDOWN_GRACE_S = 5.0
 DELIVERY_WAIT_S = 5.0  # how long an answer waits for the client to read earlier notifications
 _BATCH = 256
+_BATCH_BYTES = 1 << 20  # a batch stops growing past this: joining it copies every byte
 _READ_CHUNK = 1 << 16
 
 
@@ -42,6 +45,8 @@ class WriterState:
 
     fd: int
     queued: int = 0  # items handed to the writer's stream and not yet taken
+    queued_bytes: int = 0  # bytes queued and not written yet (back-pressure on stdin)
+    on_written: Callable[[], None] | None = None  # after each batch: stdin may be read again
     busy: bool = False  # the writer is writing a batch
     broken: bool = False  # the client closed our stdout: output is discarded
     idle: anyio.Event = field(default_factory=anyio.Event)  # set when nothing is queued
@@ -95,6 +100,7 @@ class AsyncOutbox:
         if state.idle.is_set():
             state.idle = anyio.Event()
         state.queued += 1
+        state.queued_bytes += len(data)
         self._stream.send_nowait((data, done))
 
     async def drained(self) -> None:
@@ -194,6 +200,14 @@ class AsyncServer:
         self._backend: LeanBackend | None = None
         self.workers = Workers(tg)
         self.outbox = AsyncOutbox(out, state)
+        self.state = state
+        # Lines read and not handled yet: they wait while output or calls are over their bound.
+        self.backlog: collections.deque[bytes | RpcError] = collections.deque()
+        self._draining = False
+        self._progress: anyio.Event | None = None  # set when the backlog may move again
+        self._stdin = StdinGate()
+        self._output_bound = self.settings.output_buffer_kb * 1024
+        state.on_written = self.drain_backlog
         server.serve_through(self)
 
     def runtime_active(self) -> bool:
@@ -234,40 +248,38 @@ class AsyncServer:
             loop.call_soon_threadsafe(wake)
 
         inbox.on_put = on_put
-        stop_reading = self._read_stdin(loop)
+        self._stdin = self._read_stdin(loop)
+        self.drain_backlog()  # the gate learns whether to read at all yet
         try:
             while True:
                 arrived = anyio.Event()
                 while (item := inbox.get_nowait()) is not None:
                     if self.server.is_end(item):
+                        if self.server.is_eof(item):
+                            await self._drain_rest()
                         return
                     self.feed(item)
                 await arrived.wait()
         finally:
-            stop_reading()
+            self._stdin.stop()
             inbox.on_put = None
+            self.flush_backlog()
 
-    def _read_stdin(self, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    def _read_stdin(self, loop: asyncio.AbstractEventLoop) -> StdinGate:
         """Reads stdin in a loop callback instead of the thread, when the loop can wait on it.
 
         A line then reaches the router in the loop turn it arrives, without a thread hop and a
         wake-up of the loop through its self-pipe (about 0.1 ms per call on two cores). Lines
-        the thread queued before it stopped are still in the inbox and go first.
+        the thread queued before it stopped are still in the inbox and go first. When the
+        thread keeps reading (stdin is a file), the gate pauses the thread instead.
         """
         reader = self.server.reader
         if not pollable(reader.fd):
-            return lambda: None
+            return ThreadGate(reader.gate)
         splitter = reader.hand_over()
         if splitter is None:
-            return lambda: None
+            return StdinGate()
         fd = reader.fd
-        reading = True
-
-        def stop() -> None:
-            nonlocal reading
-            if reading:
-                reading = False
-                loop.remove_reader(fd)
 
         def on_readable() -> None:
             try:
@@ -279,18 +291,62 @@ class AsyncServer:
             if chunk:
                 self.feed(splitter.feed(chunk))
                 return
-            stop()
+            gate.stop()
             self.feed(splitter.finish())
             self.server.end_of_input()
 
-        loop.add_reader(fd, on_readable)
-        return stop
+        gate = LoopGate(loop, fd, on_readable)
+        return gate
 
     def feed(self, lines: list[bytes | RpcError]) -> None:
-        for line in lines:
-            pending = handle_line(self.router, line)
-            if pending is not None:
-                self.admit(pending)
+        self.backlog.extend(lines)
+        self.drain_backlog()
+
+    def saturated(self) -> bool:
+        """Whether new lines must wait: too much unwritten output, or too many calls running."""
+        return (
+            (self.state.queued_bytes >= self._output_bound and not self.state.broken)
+            or len(self.flights) >= self.settings.max_calls_in_flight
+        )
+
+    def drain_backlog(self) -> None:
+        """Handles waiting lines while the bounds allow; reads stdin only when none wait.
+
+        Called when lines arrive, after each written batch and when a call ends. Lines are
+        handled in order and each exactly once, so a client that does not read gets every
+        answer later, never fewer.
+        """
+        if self._progress is not None:
+            self._progress.set()
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            backlog = self.backlog
+            while backlog and not self.saturated():
+                self._handle(backlog.popleft())
+        finally:
+            self._draining = False
+        self._stdin.allow(not backlog and not self.saturated())
+
+    async def _drain_rest(self) -> None:
+        """At the end of input: the lines still waiting are handled within the bounds too."""
+        while self.backlog:
+            self._progress = anyio.Event()
+            self.drain_backlog()
+            if self.backlog:
+                await self._progress.wait()
+        self._progress = None
+
+    def flush_backlog(self) -> None:
+        """On a signal: every line read is handled at once (calls are then cancelled)."""
+        while self.backlog:
+            self._handle(self.backlog.popleft())
+
+    def _handle(self, line: bytes | RpcError) -> None:
+        pending = handle_line(self.router, line)
+        if pending is not None:
+            self.admit(pending)
 
     def admit(self, call: PendingCall) -> None:
         flight = Flight(call)
@@ -365,6 +421,7 @@ class AsyncServer:
             self.outbox.direct = True
         self.flights.pop(id_key(call.request_id), None)
         flight.finish()
+        self.drain_backlog()
 
     def conclude(self, flight: Flight, reporter: Reporter) -> None:
         """Bookkeeping for a call that was cancelled before it answered."""
@@ -377,6 +434,7 @@ class AsyncServer:
         self.flights.pop(id_key(call.request_id), None)
         self.router.release(call.request_id)()
         flight.finish()
+        self.drain_backlog()
 
     def reporter(self, flight: Flight) -> Reporter:
         router, call = self.router, flight.call
@@ -406,6 +464,56 @@ class AsyncServer:
                 await self._backend.aclose()
 
 
+class StdinGate:
+    """Whether stdin is read: nothing to gate (stdin ended, or read before phase 2)."""
+
+    def allow(self, reading: bool) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+
+class LoopGate(StdinGate):
+    """The event loop reads stdin: pausing removes the reader, resuming adds it back."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int,
+                 callback: Callable[[], None]) -> None:
+        self._loop, self._fd, self._callback = loop, fd, callback
+        self._reading = False
+        self._stopped = False
+        self.allow(True)
+
+    def allow(self, reading: bool) -> None:
+        if self._stopped or reading == self._reading:
+            return
+        self._reading = reading
+        if reading:
+            self._loop.add_reader(self._fd, self._callback)
+        else:
+            self._loop.remove_reader(self._fd)
+
+    def stop(self) -> None:
+        self.allow(False)
+        self._stopped = True
+
+
+class ThreadGate(StdinGate):
+    """The reader thread reads stdin (a regular file): pausing holds it before its next read."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        self._gate = gate
+
+    def allow(self, reading: bool) -> None:
+        if reading:
+            self._gate.set()
+        else:
+            self._gate.clear()
+
+    def stop(self) -> None:
+        self._gate.set()  # let it run to the end of input; its lines are no longer fed
+
+
 async def writer(state: WriterState, stream: MemoryObjectReceiveStream[Item]) -> None:
     """Writes what `AsyncOutbox` queued, in batches, through a worker thread.
 
@@ -414,11 +522,13 @@ async def writer(state: WriterState, stream: MemoryObjectReceiveStream[Item]) ->
     async with stream:
         async for first in stream:
             batch = [first]
-            while len(batch) < _BATCH:
+            size = len(first[0])
+            while len(batch) < _BATCH and size < _BATCH_BYTES:
                 try:
                     batch.append(stream.receive_nowait())
-                except anyio.WouldBlock:
+                except (anyio.WouldBlock, anyio.EndOfStream):
                     break
+                size += len(batch[-1][0])
             state.queued -= len(batch)
             state.busy = True
             data = b"".join(item[0] for item in batch)
@@ -427,12 +537,17 @@ async def writer(state: WriterState, stream: MemoryObjectReceiveStream[Item]) ->
                     await anyio.to_thread.run_sync(write_all, state.fd, data)
                 except OSError:
                     state.broken = True
+            del data
             state.busy = False
+            state.queued_bytes -= size
             for _, done in batch:
                 if done is not None:
                     done()
+            del batch, first
             if not state.queued:
                 state.idle.set()
+            if state.on_written is not None:
+                state.on_written()
 
 
 def _write_now(state: WriterState, data: bytes) -> None:

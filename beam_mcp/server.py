@@ -114,6 +114,8 @@ class LineReader:
         self._inbox = inbox
         self._stop_r, self._stop_w = os.pipe()
         self._handed_over = False
+        self.gate = threading.Event()  # cleared by phase 2 while it cannot take more lines
+        self.gate.set()
         self._thread = threading.Thread(target=self._run, name="stdin-reader", daemon=True)
 
     def start(self) -> None:
@@ -150,6 +152,7 @@ class LineReader:
             ready = {fd for fd, _ in poller.poll()}
             if self._stop_r in ready:
                 return True
+            self.gate.wait()
             chunk = os.read(self.fd, _CHUNK)
             if not chunk:
                 if last := self.splitter.finish():
@@ -274,3 +277,7 @@ class Server:
     @staticmethod
     def is_end(item: Any) -> bool:
         return item is _EOF or item is _SIGNAL
+
+    @staticmethod
+    def is_eof(item: Any) -> bool:
+        return item is _EOF

@@ -60,6 +60,9 @@ KNOBS: tuple[Knob, ...] = (
          "cut and say what was cut", 512),
     Knob("wait_ms", 45_000, "default wait_ms of Lean tools: how long a call waits for Lean "
          "before it answers with what it has"),
+    Knob("max_calls_in_flight", 64, "tool calls run at once; later lines wait to be read", 1),
+    Knob("output_buffer_kb", 4096, "unwritten output (KiB) past which stdin is not read until "
+         "the client reads", 64),
 )
 
 
@@ -82,6 +85,8 @@ class Settings:
     barrier_reissue_ms: int = 2_000
     result_bytes: int = 20_000
     wait_ms: int = 45_000
+    max_calls_in_flight: int = 64
+    output_buffer_kb: int = 4096
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:

@@ -81,7 +81,11 @@ def id_key(value: RequestId) -> tuple[str, RequestId]:
 def decode(line: bytes) -> Message:
     """Classifies one non-blank input line."""
     try:
-        obj = _decode(line.decode(json.detect_encoding(line), "surrogatepass"))
+        text = line.decode("utf-8")  # strict: the wire is UTF-8 only (no UTF-16/32, no BOM)
+    except UnicodeDecodeError:
+        return Invalid(None, RpcError(PARSE_ERROR, "parse error: the line is not valid UTF-8"))
+    try:
+        obj = _decode(text)
     except (ValueError, RecursionError):
         return Invalid(None, RpcError(PARSE_ERROR, "parse error: the line is not valid JSON"))
     if isinstance(obj, list):

@@ -33,3 +33,36 @@ class BeamError(Exception):
 
     def to_text(self) -> str:
         return f"error: {self.message}\nfix: {self.fix}"
+
+
+_ERRNO_CATEGORIES = {
+    "ENOSPC": ("diskFull", "free space or inodes (`df -i`) on the file system written, retry"),
+    "EDQUOT": ("diskFull", "free space within your disk quota, then retry"),
+    "EROFS": ("readOnlyFilesystem", "use a writable location (e.g. pass --install-root)"),
+    "EACCES": ("permissionDenied", "fix the permissions of that path, or use another location"),
+    "EPERM": ("permissionDenied", "fix the permissions of that path, or use another location"),
+}
+
+
+def system_error(exc: BaseException, doing: str) -> BeamError:
+    """An ``OSError`` or ``MemoryError`` that escaped a command, as a categorized error."""
+    import errno
+
+    if isinstance(exc, MemoryError):
+        return BeamError(
+            "outOfMemory",
+            f"{doing} ran out of memory",
+            "free memory (or raise the process's memory limit), then retry",
+        )
+    assert isinstance(exc, OSError)
+    name = errno.errorcode.get(exc.errno or 0, "")
+    category, fix = _ERRNO_CATEGORIES.get(
+        name, ("systemError", "fix the cause the message names, then retry")
+    )
+    where = f" (while handling {exc.filename})" if exc.filename else ""
+    return BeamError(
+        category,
+        f"{doing} failed: {exc.strerror or exc}{where}",
+        fix,
+        {"errno": name or None, "path": None if exc.filename is None else str(exc.filename)},
+    )

@@ -71,7 +71,7 @@ def _object_problem(schema: dict[str, Any], value: dict[str, Any], where: str) -
 
 _KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "const", "enum", "minimum",
-    "maximum", "pattern",
+    "maximum", "pattern", "default",
 })  # fmt: skip
 
 
@@ -79,7 +79,8 @@ def schema_problem(schema: dict[str, Any], value: Any, where: str = "") -> str |
     """The first way `value` breaks `schema`, or None.
 
     Supports the keywords `records_schema.py` uses: type, properties, required,
-    additionalProperties, const, enum, minimum, maximum, pattern. Anything else is an error.
+    additionalProperties, const, enum, minimum, maximum, pattern (and ignores default).
+    Anything else is an error.
     """
     if not _KEYWORDS.issuperset(schema):
         unknown = sorted(set(schema) - _KEYWORDS)
@@ -157,6 +158,11 @@ class ManifestRecord:
         return int(self.data["files"])
 
     @property
+    def bytecode_sha256(self) -> str:
+        """"" when the runtime has no bytecode (or predates the field)."""
+        return str(self.data.get("bytecode_sha256", ""))
+
+    @property
     def payload_sha256(self) -> str:
         return str(self.data["payload_sha256"])
 
@@ -218,6 +224,27 @@ def _walk(runtime_dir: Path) -> Iterator[tuple[str, str, os.stat_result]]:
             yield (name if base == "." else f"{base}/{name}"), full, os.lstat(full)
 
 
+def bytecode_digest(runtime_dir: Path) -> tuple[str, str | None]:
+    """(sha256 over the `__pycache__/` files' hash lines, "" when there are none; problem).
+
+    Python runs a runtime's bytecode instead of its sources, so it is held to what staging
+    wrote just as the payload is; a non-regular entry there is a problem of its own.
+    """
+    lines: list[bytes] = []
+    for current, dirnames, filenames in os.walk(runtime_dir):
+        if os.path.basename(current) != "__pycache__":
+            continue
+        base = os.path.relpath(current, runtime_dir).replace(os.sep, "/")
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(current, name)
+            info = os.lstat(full)
+            if not stat.S_ISREG(info.st_mode):
+                return "", f"{full} is not a regular file"
+            tag = file_mode_tag(info.st_mode)
+            lines.append(hash_line(file_sha256(full), tag, f"{base}/{name}"))
+    return (payload_sha256(lines) if lines else ""), None
+
+
 def tree_payload(runtime_dir: Path) -> tuple[str, int, int, str | None]:
     """(payload_sha256, file count, bytes, problem) recomputed from a runtime's files."""
     lines: list[bytes] = []
@@ -270,6 +297,18 @@ def full_problem(runtime_dir: Path) -> str | None:
     if (digest, count, size) != (manifest.payload_sha256, manifest.files, manifest.bytes):
         return (
             f"the files of {runtime_dir} do not match its manifest's payload hash; "
+            f"{_aside(runtime_dir)}"
+        )
+    return _bytecode_problem(runtime_dir, manifest)
+
+
+def _bytecode_problem(runtime_dir: Path, manifest: ManifestRecord) -> str | None:
+    digest, bad = bytecode_digest(runtime_dir)
+    if bad is not None:
+        return f"{bad}; {_aside(runtime_dir)}"
+    if digest != manifest.bytecode_sha256:
+        return (
+            f"the bytecode of {runtime_dir} (__pycache__) is not what was installed; "
             f"{_aside(runtime_dir)}"
         )
     return None

@@ -64,6 +64,9 @@ class Manifest(BaseModel):
     entry_points: dict[str, str]
     created_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
     created_by: CreatedBy
+    # sha256 over the hash lines of every `__pycache__/` file, as staged ("": no bytecode at
+    # all). The payload hash leaves bytecode out (decision 1); this holds it to what was staged.
+    bytecode_sha256: str = Field(default="", pattern=r"^([0-9a-f]{64})?$")
 
     def to_json(self) -> dict[str, object]:
         return self.model_dump(by_alias=True)

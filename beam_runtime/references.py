@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from beam_runtime import safe_read
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -163,7 +165,7 @@ def client_configs(env: Mapping[str, str], root: Path | None = None) -> list[Cli
 def _project_dirs(path: Path, table: str) -> list[Path]:
     """Project directories a user config lists (`projects` keys); nothing when unreadable."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
         doc = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (OSError, ValueError):
         return []  # the config itself is reported (and fails closed) when it is read
@@ -193,7 +195,7 @@ def recorded_configs(root: Path) -> list[ClientConfig]:
     """The files `lean-beam setup` recorded writing under `<root>/state/setup/`."""
     path = root.joinpath(*SETUP_RECORD)
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = json.loads(safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP))
     except FileNotFoundError:
         return []
     except (OSError, ValueError):
@@ -321,9 +323,7 @@ def read_registrations(env: Mapping[str, str], root: Path | None = None) -> Regi
         if not os.path.lexists(path):
             continue
         try:
-            if path.is_dir():
-                raise IsADirectoryError(f"{path} is a directory")
-            text = path.read_text(encoding="utf-8")
+            text = safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
         except (OSError, UnicodeDecodeError) as exc:
             found.problems.append(ConfigProblem(config.client, path, f"cannot read: {exc}", None))
             continue

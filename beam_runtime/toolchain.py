@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 
 # Oldest canonical Lean release lean-beam supports (decision 17). Documented in docs/RUNTIME.md.
@@ -120,7 +121,7 @@ def read_toolchain_file(root: Path) -> str:
     """The trimmed first line of `<root>/lean-toolchain`."""
     path = root / TOOLCHAIN_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safe_read.read_text_bounded(str(path), safe_read.SMALL_CAP)
     except FileNotFoundError:
         raise BeamError(
             "missingToolchainFile",

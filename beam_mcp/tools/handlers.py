@@ -39,7 +39,7 @@ def beam_stats(host: ProcessHost) -> Result:
 
 
 async def beam_feedback_report(broker: Broker, args: Any, ctx: ToolContext) -> r.FeedbackResult:
-    return broker.feedback(args, ctx.root, ctx)
+    return await broker.feedback(args, ctx.root, ctx)
 
 
 async def lean_drop_workspace(broker: Broker, args: Any, ctx: ToolContext) -> r.DropResult:

@@ -15,7 +15,7 @@ from beam_runtime.broker import diagnostics as diag
 from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.paths import SourceFile, read_source, resolve_source
+from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source
 from beam_runtime.broker.recovery import incomplete_data
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.save import (
@@ -177,7 +177,7 @@ async def save(
         before = source_hash(doc.data)
         await _lake_build(session, lake, module, report)
         session.module_rebuilt(module)
-        if source_hash(read_source(source)) != before:
+        if source_hash(await read_source_async(source)) != before:
             raise BrokerError(
                 "contentModified",
                 f"{source.display} changed on disk while it was being saved",

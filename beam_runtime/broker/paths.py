@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote_from_bytes, unquote, urlparse
 
-from beam_runtime import canonical
+from beam_runtime import canonical, safe_read
 from beam_runtime.broker.errors import BrokerError, invalid_input
 
 
@@ -85,8 +85,18 @@ def resolve_source(root: str, path: str) -> SourceFile:
 
 
 def read_source(source: SourceFile) -> bytes:
-    """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise."""
+    """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise.
+
+    Synchronous: for the event loop use `read_source_async`.
+    """
     data = read_bytes(source)
+    check_utf8(source, data)
+    return data
+
+
+async def read_source_async(source: SourceFile) -> bytes:
+    """`read_source` off the event loop, bounded in time (`beam_runtime.safe_read`)."""
+    data = await read_bytes_async(source)
     check_utf8(source, data)
     return data
 
@@ -94,28 +104,34 @@ def read_source(source: SourceFile) -> bytes:
 def read_bytes(source: SourceFile) -> bytes:
     """The file's bytes, not checked yet; raises ``invalidInput`` when it cannot be read."""
     try:
-        data = _read_file(source.abs_path)
-    except FileNotFoundError as exc:
-        raise invalid_input(f"no such file: {source.abs_path}", "fileNotFound") from exc
+        return safe_read.read_regular(source.abs_path, safe_read.SOURCE_CAP)
     except OSError as exc:
-        raise BrokerError(
-            "invalidInput",
-            f"cannot read {source.abs_path}: {exc.strerror}",
-            {"reason": "unreadable"},
-        ) from exc
-    return data
+        raise _unreadable(source, exc) from exc
 
 
-def _read_file(path: str) -> bytes:
-    """The whole file, in five system calls where ``open().read()`` makes eight."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+async def read_bytes_async(source: SourceFile) -> bytes:
+    """`read_bytes` in a worker thread: a FIFO, a device or a hung mount never stalls the loop."""
     try:
-        chunks = [os.read(fd, os.fstat(fd).st_size + 1)]  # one more byte: see it end
-        while chunks[-1]:
-            chunks.append(os.read(fd, 1 << 16))
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+        return await safe_read.read_async(source.abs_path, safe_read.SOURCE_CAP)
+    except OSError as exc:
+        raise _unreadable(source, exc) from exc
+
+
+def _unreadable(source: SourceFile, exc: OSError) -> BrokerError:
+    if isinstance(exc, FileNotFoundError):
+        return invalid_input(f"no such file: {source.abs_path}", "fileNotFound")
+    reason = exc.reason if isinstance(exc, safe_read.RefusedRead) else "unreadable"
+    if reason == "timeout":
+        return BrokerError(
+            "timeout",
+            f"cannot read {source.abs_path}: {exc.strerror}",
+            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": reason},
+        )
+    return BrokerError(
+        "invalidInput",
+        f"cannot read {source.abs_path}: {exc.strerror}",
+        {"reason": reason},
+    )
 
 
 def check_utf8(source: SourceFile, data: bytes) -> None:

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig, SessionManager
-from beam_runtime.broker.paths import read_source, resolve_source
+from beam_runtime.broker.paths import read_source_async, resolve_source
 from beam_runtime.broker.reporting import Context
 from beam_runtime.broker.scratch import PoolConfig
 from beam_runtime.broker.session import LeanSession
@@ -83,7 +83,7 @@ class Broker:
         """
         manager = self._manager()
         if path is not None and not (rereads and _alive(manager, root)):
-            read_source(resolve_source(root, path))
+            await read_source_async(resolve_source(root, path))
         async with manager.use(root) as session:
             return await operation(session, args, ctx)
 
@@ -98,11 +98,11 @@ class Broker:
             result["reason"] = "notFound"
         return result
 
-    def feedback(self, args: Any, root: str, ctx: Context) -> FeedbackResult:
+    async def feedback(self, args: Any, root: str, ctx: Context) -> FeedbackResult:
         from beam_runtime.broker.feedback import feedback_report
         from beam_runtime.broker.results import FeedbackResult, shaped
 
-        return shaped(FeedbackResult, feedback_report(args, root, self._manager(), ctx))
+        return shaped(FeedbackResult, await feedback_report(args, root, self._manager(), ctx))
 
     def searches(self) -> SearchService:
         """``lean_search``'s indexes; no Lean session is involved."""

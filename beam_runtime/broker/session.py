@@ -20,7 +20,7 @@ from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.launch import LaunchSpec
-from beam_runtime.broker.paths import SourceFile, check_utf8, path_to_uri, read_bytes
+from beam_runtime.broker.paths import SourceFile, check_utf8, path_to_uri, read_bytes_async
 from beam_runtime.broker.versions import VersionStore, content_digest
 from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
@@ -267,7 +267,7 @@ class LeanSession:
     async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
         """Re-read the file and bring Lean up to date; the caller holds the document lock."""
         channel = self._require_channel()
-        data = read_bytes(source)
+        data = await read_bytes_async(source)
         digest = content_digest(data)
         doc = self.documents.get(source.abs_path)
         if doc is None or doc.digest != digest:  # bytes seen before were checked then

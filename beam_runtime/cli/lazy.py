@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 
 import click
@@ -24,6 +25,19 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Runs the command; an ``OSError`` or ``MemoryError`` it lets escape (a full disk, a
+        read-only file system, a denied path) becomes a categorized error, never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except (OSError, MemoryError) as exc:
+            from beam_runtime.cli.output import fail
+            from beam_runtime.errors import system_error
+
+            words = [ctx.info_name or "lean-beam", *sys.argv[1:]]
+            doing = " ".join(w for w in words[:3] if not w.startswith("-"))
+            fail(system_error(exc, doing), "--json" in words)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         loader = self.lazy.get(cmd_name)

@@ -27,6 +27,7 @@ from beam_runtime.lsp.errors import (
     ClientStateError,
     FramingError,
     LspError,
+    ProtocolViolation,
     RequestTimeout,
     ServerExited,
     response_error,
@@ -171,6 +172,7 @@ class LspClient:
         self._handlers: dict[str | None, list[NotificationHandler]] = {}
         self._phase = "new"
         self._exit_error: ServerExited | None = None
+        self._violation: str | None = None  # what the server wrote that is not LSP
         self._exited = anyio.Event()
         self._closed = anyio.Event()
         self._stderr_done = anyio.Event()
@@ -436,6 +438,8 @@ class LspClient:
                     self._dispatch(message)
         except (FramingError, anyio.ClosedResourceError, anyio.BrokenResourceError) as error:
             self.stderr.lines.append(f"[lean-beam] LSP stream error: {error}")
+            if isinstance(error, FramingError):
+                self._violation = str(error)
         await self._on_exit()
 
     async def _read_in_callback(self) -> None:
@@ -554,6 +558,8 @@ class LspClient:
         with anyio.move_on_after(STDERR_EOF_WAIT_S):
             await self._stderr_done.wait()
         error = ServerExited(self.returncode, self.stderr.snapshot())
+        if self._violation is not None:
+            error = ProtocolViolation(self._violation, self.returncode, self.stderr.snapshot())
         self._exit_error = error
         self._exited.set()
         self._fail_all(error)

@@ -65,6 +65,16 @@ class ServerExited(LspError):
         self.stderr_tail = stderr_tail
 
 
+class ProtocolViolation(ServerExited):
+    """The server wrote something that is not LSP (garbage, a huge Content-Length); it was
+    stopped, so this is also an exit, but the message says what it did."""
+
+    def __init__(self, violation: str, returncode: int | None, stderr_tail: list[str]) -> None:
+        super().__init__(returncode, stderr_tail)
+        self.args = (f"the language server broke the LSP protocol ({violation}); it was stopped",)
+        self.violation = violation
+
+
 def response_error(method: str, error: dict[str, Any]) -> ResponseError:
     code = int(error.get("code", -32603))
     message = str(error.get("message", ""))

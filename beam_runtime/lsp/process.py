@@ -5,6 +5,7 @@ the thread that started it (start it from the event-loop thread, never a worker 
 file workers call ``setsid``, so killing the process group is not enough: descendants are
 tracked with psutil while the server runs, and every process carrying this session's marker
 variable in its environment is killed as well (that finds orphans whose parent already died).
+When this process itself dies, even by SIGKILL, its watchdog (`reaper`) does the same.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -24,7 +24,8 @@ from typing import IO, Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-MARKER_VARIABLE = "LEAN_BEAM_LSP_SESSION"
+from beam_runtime.lsp.reaper import MARKER_VARIABLE, session_marker
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -50,7 +51,7 @@ class ServerProcess:
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> ServerProcess:
-    marker = secrets.token_hex(16)
+    marker = session_marker()  # also starts this process's watchdog (`reaper`)
     environment = dict(os.environ if env is None else env)
     environment[MARKER_VARIABLE] = marker
     popen = subprocess.Popen(

@@ -198,3 +198,19 @@ def test_setup_recovers_and_keeps_a_file_edited_after_the_kill(beam: Beam) -> No
     ]
     assert load_json(edited)["numStartups"] == 99  # the hand edit survives, entry added on top
     assert load_json(edited)["mcpServers"]["lean-beam"]["command"] == beam.wrapper
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_client_config_that_is_not_a_file_is_refused_without_a_stall(
+    beam: Beam, kind: str
+) -> None:
+    config = beam.home / ".claude.json"
+    if kind == "fifo":
+        os.mkfifo(config)  # nothing ever writes to it: a plain read would wait forever
+    else:
+        config.symlink_to("/dev/zero")  # a plain read would never end
+    done = beam.beam("setup", "claude-code", "--yes", "--json")
+    assert done.code == 1, done
+    assert "Traceback" not in done.stderr
+    assert "regular file" in done.stderr or "cap" in done.stderr, done.stderr
+    assert config.is_fifo() if kind == "fifo" else config.is_symlink()

@@ -1,0 +1,185 @@
+"""No file a tool or a command is pointed at can stall the server or a CLI command (issue 13.1).
+
+Through real processes: the MCP server with the fake Lean, `beam-cli mcp-config` and
+`lean-beam runtime list`, with FIFOs, character devices and huge files where a file is expected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from beam_runtime import safe_read
+from tests.broker.fake import err, fake_server, ok, workspace
+from tests.mcp.helpers import Server, call, modern, structured
+from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
+
+BEAM_CLI = dev_command("beam-cli")
+
+
+def _sparse(path: Path, size: int) -> None:
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+
+
+def _still_answers(server: Server, rid: int) -> None:
+    reply = server.ask(modern(rid, "tools/list"))
+    assert reply["id"] == rid and reply["result"]["tools"], reply
+
+
+def test_bad_sources_are_tool_errors_and_the_server_keeps_answering(
+    servers: list[Server],
+    project: Path,
+    tmp_path: Path,
+) -> None:
+    server = fake_server(servers)
+    ws = workspace(project)
+    ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
+    os.mkfifo(project / "Fifo.lean")
+    (project / "Zero.lean").symlink_to("/dev/zero")
+    _sparse(project / "Huge.lean", safe_read.SOURCE_CAP + 1)
+    for rid, name in enumerate(["Fifo.lean", "Zero.lean", "Huge.lean"], start=10):
+        for tool in ("lean_sync", "lean_update", "lean_refresh"):
+            error = err(server, rid * 10, tool, {**ws, "path": name})
+            assert error["code"] == "invalidInput", error
+            if name == "Huge.lean":
+                assert error["data"]["reason"] == "tooLarge" and "16 MiB" in error["message"]
+        _still_answers(server, rid)
+    ok(server, 99, "lean_sync", {**ws, "path": "Main.lean"})
+
+
+def test_a_source_replaced_by_a_fifo_while_its_call_waits(
+    servers: list[Server],
+    project: Path,
+) -> None:
+    """The hostile case: the file passes resolution, then turns into a FIFO before it is read."""
+    server = fake_server(servers)
+    ws = workspace(project)
+    ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
+    (project / "Main.lean").write_text("example : True := by\n  sleep 1500\n  trivial\n")
+    server.send(call(2, "lean_sync", {**ws, "path": "Main.lean"}))  # holds the document
+    server.send(call(3, "lean_sync", {**ws, "path": "Main.lean"}))  # waits for it
+    time.sleep(0.4)
+    fifo = project / "fifo.tmp"
+    os.mkfifo(fifo)
+    os.replace(fifo, project / "Main.lean")
+    server.send(modern(4, "tools/list"))
+    seen = server.read_until(4)[1]
+    answers = {m["id"]: m for m in seen if m.get("id") in (2, 3) and "method" not in m}
+    while len(answers) < 2:
+        msg = server.read()
+        if msg.get("id") in (2, 3) and "method" not in msg:
+            answers[msg["id"]] = msg
+    third = structured(answers[3])
+    assert answers[3]["result"]["isError"], third
+    assert third["code"] == "invalidInput" and third["data"]["reason"] in (
+        "notRegular",
+        "fileNotFound",
+    ), third
+    code, _, _ = server.close()
+    assert code == 0
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "lakefile.toml").write_text('name = "demo"\n')
+    return root
+
+
+def _toolchain_kinds(root: Path) -> list[tuple[str, object]]:
+    target = root / "lean-toolchain"
+
+    def fifo() -> None:
+        os.mkfifo(target)
+
+    def zero() -> None:
+        target.symlink_to("/dev/zero")
+
+    def huge() -> None:
+        _sparse(target, safe_read.SMALL_CAP + 1)
+
+    return [("fifo", fifo), ("zero", zero), ("huge", huge)]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_mcp_config_refuses_a_bad_lean_toolchain(tmp_path: Path, kind: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    root = _project(tmp_path)
+    dict(_toolchain_kinds(root))[kind]()  # type: ignore[operator]
+    done = run(
+        [BEAM_CLI, "--root", str(root), "mcp-config"], client_env(home, SHORT_PATH), timeout=60
+    )
+    assert done.code == 1, done
+    error = done.error()
+    assert error["category"] == "missingToolchainFile", error
+    assert ("regular file" in error["message"]) or ("1 MiB cap" in error["message"]), error
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_runtime_list_refuses_a_bad_client_config(tmp_path: Path, kind: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / ".claude.json"
+    if kind == "fifo":
+        os.mkfifo(config)
+    elif kind == "zero":
+        config.symlink_to("/dev/zero")
+    else:
+        _sparse(config, safe_read.CONFIG_CAP + 1)
+    keeper = threading.Event()  # nothing ever writes to the FIFO
+    done = run(
+        [
+            dev_command("lean-beam"),
+            "runtime",
+            "list",
+            "--install-root",
+            str(tmp_path / "beam"),
+            "--json",
+        ],
+        client_env(home, SHORT_PATH),
+        timeout=60,
+    )
+    keeper.set()
+    assert done.code in (0, 1), done
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_doctor_with_a_device_as_lean_toolchain(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    root = _project(tmp_path)
+    (root / "lean-toolchain").symlink_to("/dev/zero")  # read to the end: never ends
+    done = run(
+        [dev_command("lean-beam"), "doctor", "--install-root", str(tmp_path / "beam"), "--json"],
+        client_env(home, SHORT_PATH),
+        cwd=root,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    report = done.json()
+    text = json.dumps(report)
+    assert "is a character device, not a regular file" in text, text
+
+
+def test_prune_with_a_fifo_client_config_finishes_and_keeps_everything(tmp_path: Path) -> None:
+    from tests.runtime.conftest import Installed, install_into
+
+    home = tmp_path / "home"
+    home.mkdir()
+    root = tmp_path / "beam"
+    installed = Installed(home, root, install_into(home, root))
+    os.mkfifo(home / ".claude.json")  # prune holds install.lock while it reads configs
+    done = installed.beam("runtime", "prune", "--yes", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.code == 0, done.stderr
+    assert (root / "versions" / installed.runtime_id).is_dir()
+    listed = installed.beam("runtime", "list", "--json")
+    assert listed.code == 0 and "a FIFO" in listed.stdout, listed.stdout
+

@@ -1,0 +1,56 @@
+"""No orphans when the server is killed (issue 13.8).
+
+Lean's file workers run in sessions of their own and, here, ignore EOF and SIGTERM
+(`FAKE_LEAN_STUBBORN_WORKERS`): once the MCP server is SIGKILLed only its watchdog can end them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.broker.fake import fake_server, ok, workspace
+from tests.mcp.helpers import Server
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    return psutil.Process(pid).children(recursive=True)
+
+
+def _wait_gone(processes: list[psutil.Process], seconds: float = 20) -> list[int]:
+    deadline = time.monotonic() + seconds
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.05)
+    return [p.pid for p in alive]
+
+
+def test_stubborn_workers_die_with_a_sigkilled_server(servers: list[Server], project: Path) -> None:
+    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1")
+    ws = workspace(project)
+    (project / "B.lean").write_text("def b : Nat := 2\n")
+    ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
+    ok(server, 2, "lean_sync", {**ws, "path": "B.lean"})
+    tree = _tree(server.proc.pid)
+    setsid = [p for p in tree if os.getsid(p.pid) == p.pid and "fake_lean" in " ".join(p.cmdline())]
+    assert len(setsid) >= 2, [p.cmdline() for p in tree]  # the server and its workers
+    os.kill(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(10)
+    left = _wait_gone(tree)
+    assert not left, f"outlived the server: {left}"
+
+
+def test_stubborn_workers_die_when_the_server_exits_on_a_signal(
+    servers: list[Server], project: Path
+) -> None:
+    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1")
+    ok(server, 1, "lean_sync", {**workspace(project), "path": "Main.lean"})
+    tree = _tree(server.proc.pid)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(20) == 0
+    assert not _wait_gone(tree)

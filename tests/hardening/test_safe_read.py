@@ -1,0 +1,135 @@
+"""`beam_runtime.safe_read` against real files of every kind that can stall or exhaust a reader."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import anyio
+import pytest
+
+from beam_runtime import safe_read
+from beam_runtime.safe_read import RefusedRead
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "pipe.lean"
+    os.mkfifo(path)
+    return path
+
+
+def _huge(tmp_path: Path, size: int) -> Path:
+    path = tmp_path / "huge.lean"
+    with open(path, "wb") as handle:
+        handle.truncate(size)  # sparse: costs no disk
+    return path
+
+
+def _kinds(tmp_path: Path) -> list[tuple[str, str]]:
+    sock_path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    return [
+        (str(_fifo(tmp_path)), "a FIFO"),
+        ("/dev/zero", "a character device"),
+        ("/dev/null", "a character device"),
+        (str(tmp_path), "a directory"),
+        (str(sock_path), "a socket"),
+    ]
+
+
+def test_non_regular_files_are_refused_at_once(tmp_path: Path) -> None:
+    for path, kind in _kinds(tmp_path):
+        for reader in (safe_read.read_regular, safe_read.read_bounded):
+            with pytest.raises(OSError) as caught:
+                reader(path, safe_read.SMALL_CAP)
+            if kind == "a socket":  # a unix socket cannot be opened at all: ENXIO
+                continue
+            assert isinstance(caught.value, RefusedRead), (path, caught.value)
+            assert caught.value.reason == "notRegular"
+            assert kind in str(caught.value)
+
+
+def test_a_fifo_with_a_writer_that_never_writes_is_refused(tmp_path: Path) -> None:
+    path = _fifo(tmp_path)
+    writer = os.open(path, os.O_RDWR)  # a writer exists: a plain read would wait for data
+    try:
+        with pytest.raises(RefusedRead):
+            safe_read.read_bounded(str(path), safe_read.SMALL_CAP)
+    finally:
+        os.close(writer)
+
+
+def test_a_file_over_the_cap_is_refused_and_names_the_cap(tmp_path: Path) -> None:
+    path = _huge(tmp_path, safe_read.SOURCE_CAP + 1)
+    with pytest.raises(RefusedRead) as caught:
+        safe_read.read_regular(str(path), safe_read.SOURCE_CAP)
+    assert caught.value.reason == "tooLarge" and "16 MiB cap" in str(caught.value)
+
+
+def test_a_file_that_grows_past_the_cap_while_read_is_cut(tmp_path: Path) -> None:
+    # /proc files say size 0 and then deliver bytes: the cap holds without trusting st_size.
+    with pytest.raises(RefusedRead) as caught:
+        safe_read.read_regular("/proc/self/maps", 16)
+    assert caught.value.reason == "tooLarge"
+
+
+def test_a_file_at_the_cap_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "ok.lean"
+    path.write_bytes(b"x" * 1000)
+    assert safe_read.read_regular(str(path), 1000) == b"x" * 1000
+    assert safe_read.read_bounded(str(path), 1000) == b"x" * 1000
+    with pytest.raises(RefusedRead):
+        safe_read.read_regular(str(path), 999)
+
+
+def test_missing_and_unopenable_files_keep_their_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        safe_read.read_bounded(str(tmp_path / "nope"), 10)
+
+
+def test_async_reads_leave_the_loop_free(tmp_path: Path) -> None:
+    """The loop keeps ticking while reads of every bad kind are refused in worker threads."""
+    paths = [p for p, _ in _kinds(tmp_path)] + [str(_huge(tmp_path, safe_read.SOURCE_CAP * 2))]
+
+    async def main() -> list[str]:
+        ticks = 0
+        reasons: list[str] = []
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await anyio.sleep(0.001)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            for path in paths:
+                try:
+                    await safe_read.read_async(path, safe_read.SOURCE_CAP, timeout=5)
+                except RefusedRead as exc:
+                    reasons.append(exc.reason)
+                except OSError:
+                    reasons.append("os")
+            await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+        assert ticks > 0
+        return reasons
+
+    assert anyio.run(main) == ["notRegular"] * 4 + ["os", "tooLarge"]
+
+
+def test_a_read_that_hangs_becomes_a_timeout() -> None:
+    """A read stuck in the kernel (NFS, FUSE) is abandoned after the bound.
+
+    Needs a regular file whose read blocks; without FUSE the only one is /proc/kmsg, readable
+    by root only and destructive to the kernel log, so this runs only where a test FUSE mount is
+    named by BEAM_TEST_SLOW_FILE.
+    """
+    slow = os.environ.get("BEAM_TEST_SLOW_FILE")
+    if not slow:
+        pytest.skip("no slow (FUSE/NFS) file available: set BEAM_TEST_SLOW_FILE to one")
+    with pytest.raises(RefusedRead) as caught:
+        safe_read.read_bounded(slow, safe_read.SMALL_CAP, timeout=0.5)
+    assert caught.value.reason == "timeout"

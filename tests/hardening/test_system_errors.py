@@ -1,0 +1,164 @@
+"""Categorized errors, never tracebacks (issue 13.7): full disks, read-only file systems and
+denied paths under `lean-beam install`, `runtime list`, `runtime prune` and `doctor`.
+
+Real file systems: small tmpfs mounts (skipped where this process may not mount), and a
+subprocess run as `nobody` for EACCES (root ignores permission bits).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.clienv import client_env, dev_command, run
+
+LEAN_BEAM = dev_command("lean-beam")
+
+
+@pytest.fixture
+def mounts(tmp_path: Path) -> Iterator[list[Path]]:
+    made: list[Path] = []
+    yield made
+    for point in reversed(made):
+        subprocess.run(["umount", "-l", str(point)], check=False, capture_output=True)
+
+
+def _tmpfs(mounts: list[Path], point: Path, options: str) -> Path:
+    point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    mounts.append(point)
+    return point
+
+
+def _error(done: object) -> dict:
+    code, stdout, stderr = done.code, done.stdout, done.stderr  # type: ignore[attr-defined]
+    assert code == 1, (code, stdout, stderr)
+    assert "Traceback" not in stderr, stderr
+    body = json.loads(stderr)
+    assert set(body) == {"error"} and body["error"]["fix"], body
+    return dict(body["error"])
+
+
+def _install(home: Path, root: Path, cwd: Path) -> object:
+    argv = [
+        LEAN_BEAM,
+        "install",
+        "--install-root",
+        str(root),
+        "--bin-dir",
+        str(home / "bin"),
+        "--json",
+    ]
+    return run(argv, client_env(home), cwd=cwd)
+
+
+def test_install_onto_a_read_only_file_system(tmp_path: Path, mounts: list[Path]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    ro = _tmpfs(mounts, tmp_path / "ro", "ro,size=64k")
+    error = _error(_install(home, ro / "beam", tmp_path))
+    assert error["category"] == "readOnlyFilesystem", error
+
+
+def test_install_onto_a_full_disk_leaves_nothing(tmp_path: Path, mounts: list[Path]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    small = _tmpfs(mounts, tmp_path / "small", "size=256k")
+    error = _error(_install(home, small / "beam", tmp_path))
+    assert error["category"] == "diskFull", error
+    staging = small / "beam" / "state" / "staging"
+    assert not staging.exists() or not any(staging.iterdir())
+    assert not (small / "beam" / "current").exists()
+
+
+def test_install_with_no_inodes_left(tmp_path: Path, mounts: list[Path]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    few = _tmpfs(mounts, tmp_path / "few", "size=64m,nr_inodes=40")
+    error = _error(_install(home, few / "beam", tmp_path))
+    assert error["category"] == "diskFull", error
+
+
+def _as_nobody(argv: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or os.geteuid() != 0:
+        pytest.skip("needs root and setpriv to run a command as nobody")
+    return subprocess.run(
+        [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", *argv],
+        env=client_env(home),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_install_into_a_denied_directory(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    tmp_path.chmod(0o755)
+    denied = tmp_path / "denied"
+    denied.mkdir(mode=0o755)  # owned by root: nobody cannot create anything in it
+    done = _as_nobody(
+        [
+            LEAN_BEAM,
+            "install",
+            "--install-root",
+            str(denied / "beam"),
+            "--bin-dir",
+            str(home / "bin"),
+            "--json",
+        ],
+        home,
+        home,
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    error = json.loads(done.stderr)["error"]
+    assert error["category"] == "permissionDenied", error
+
+
+def test_runtime_list_of_a_denied_root(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    tmp_path.chmod(0o755)
+    root = tmp_path / "beam"
+    done = run(
+        [
+            LEAN_BEAM,
+            "install",
+            "--install-root",
+            str(root),
+            "--bin-dir",
+            str(tmp_path / "bin"),
+            "--json",
+        ],
+        client_env(home),
+        cwd=tmp_path,
+    )
+    assert done.code == 0, done.stderr
+    (root / "versions").chmod(0o700)
+    listed = _as_nobody(
+        [LEAN_BEAM, "runtime", "list", "--install-root", str(root), "--json"], home, home
+    )
+    assert "Traceback" not in listed.stderr, listed.stderr
+    if listed.returncode == 1:
+        assert json.loads(listed.stderr)["error"]["category"], listed.stderr
+    else:
+        assert listed.returncode == 0 and json.loads(listed.stdout)
