@@ -118,14 +118,22 @@ def test_stop_on_first_success_skips_the_rest_of_that_position(
     log = tmp_path / "requests.jsonl"
     p = start(servers, project, log)  # default process cap: 2 probes at a time
     slow = "sleep 600000\nskip"
-    tactics = ["exact hp", slow, slow, slow]
-    result = try_(p, positions=[B], tactics=tactics, stop_on_first_success=True)
-    assert [(r["tactic"], r["success"]) for r in result["results"]] == [("exact hp", True)]
-    assert (
-        result["skipped"] == [{"position": B, "tactic": slow, "reason": "stopOnFirstSuccess"}] * 3
-    )
-    # the one slow probe that had started was cancelled: its scratch document was closed
+    result = try_(p, positions=[B, A], tactics=["trivial", slow, slow], stop_on_first_success=True)
+    # each position stops at its own first success; the second still ran after the first stopped
+    assert [(r["position"], r["tactic"], r["success"]) for r in result["results"]] == [
+        (B, "trivial", True),
+        (A, "trivial", True),
+    ]
+    reason = "stopOnFirstSuccess"
+    assert result["skipped"] == [
+        {"position": position, "tactic": slow, "reason": reason} for position in (B, B, A, A)
+    ]
+    # a slow probe that had started was cancelled: Lean was told, its scratch document closed
     assert any("cancel" in entry for entry in request_log(log))
+    closed = [
+        entry for entry in request_log(log) if entry.get("notification") == "textDocument/didClose"
+    ]
+    assert closed and all("beam-scratch" in entry["uri"] for entry in closed)
     assert scratch_count(p) <= 1
 
 
