@@ -231,6 +231,13 @@ def test_cancelling_the_call_cancels_its_probes(
         "the probes' scratch documents to close",
     )
     assert {e["uri"] for e in closed} == scratch_opens(log)[1]
+    waits = {
+        e["id"]
+        for e in request_log(log)
+        if e.get("request") == "textDocument/waitForDiagnostics"
+        and "beam-scratch" in (e.get("uri") or "")
+    }
+    assert waits and {e["cancel"] for e in request_log(log) if "cancel" in e} >= waits
     # the server is free for the next call, and the cancelled one is never answered
     p.server.send(call(701, "lean_try", {**args, "tactics": ["skip"]}))
     again, before = p.server.read_until(701)
