@@ -200,6 +200,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         "written, path and 1-based line. Search before guessing a lemma name.",
         READ_ONLY,
     ),
+    _lean(
+        h.lean_try,
+        "TryInput",
+        "Try every tactic at every position (inside proofs) in one call, in parallel on "
+        "scratch documents: per pair success, goals_after (count), first_goal (target), the "
+        "first error and a handle for lean_run_with on success; same_as names an earlier "
+        "result at the same position with the same outcome. stop_on_first_success skips a "
+        "position's remaining tactics once one works; suggest adds exact?, apply?, simp? and "
+        "aesop? and returns their Try this texts.",
+        ADDITIVE,
+        _SPECULATIVE + _POSITION,
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(t.name for t in TOOLS)

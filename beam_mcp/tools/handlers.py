@@ -214,7 +214,7 @@ async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> r.Release
     return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)
 
 
-# ---------------------------------------------------------------------- verification, search
+# ------------------------------------------------------------ verification, search, trying
 
 
 async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> r.VerifyResult:
@@ -236,3 +236,12 @@ async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> r.SearchRe
 
     found = await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
     return shaped(SearchResult, found)
+
+
+async def lean_try(broker: Broker, args: Any, ctx: ToolContext) -> r.TryResult:
+    from beam_runtime.broker.trying import run_try
+
+    async def run(session: Any, a: Any, c: Any) -> Result:
+        return await run_try(broker.speculation, session, a, c)
+
+    return await broker.run(ctx.root, args.path, run, args, ctx)

@@ -160,6 +160,41 @@ class SearchInput(WorkspaceOnly):
     limit: Annotated[int, Field(ge=1, le=100)] = 20
 
 
+class TryPosition(Closed):
+    """A position inside a proof, in one form of decision 46 (exactly one is checked)."""
+
+    line: Natural | None = None
+    character: Natural | None = None
+    line1: Ordinal | None = None
+    match: str | None = None
+    occurrence: Ordinal | None = None
+    declaration: str | None = None
+    sorry: Ordinal | None = None
+
+
+class TryInput(PathInput):
+    version: DocVersion | None = Field(
+        None, description="Document version; omitted: the version just read from disk."
+    )
+    positions: list[TryPosition] = Field(
+        min_length=1, max_length=16, description="Positions inside proofs, each a tactic start."
+    )
+    tactics: list[str] = Field(
+        max_length=32, description="Tactic texts to try at every position (may be empty with "
+        "suggest)."
+    )
+    stop_on_first_success: bool = Field(
+        False, description="Skip a position's remaining tactics once one succeeds there."
+    )
+    limit: Annotated[int, Field(ge=1, le=1024)] | None = Field(
+        None, description="Run at most this many pairs; the rest are listed in skipped."
+    )
+    suggest: bool = Field(
+        False, description="Also run exact?, apply?, simp? (and aesop? when imported) and "
+        "return their Try this suggestions."
+    )
+
+
 def _by_tool() -> dict[str, type[Closed]]:
     """Each tool's input model, as its catalog row names it (the catalog is the one table)."""
     from beam_mcp.tools.catalog import TOOLS

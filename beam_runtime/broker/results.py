@@ -275,6 +275,39 @@ class SearchResult(TypedDict):
     indexed_files: int
 
 
+class TryOutcome(TypedDict):
+    position: Position
+    tactic: str
+    success: bool
+    goals_after: int | None  # None: no proof state came back
+    first_goal: NotRequired[str]  # the first goal's target
+    error: NotRequired[str]
+    handle: NotRequired[Handle]
+    same_as: NotRequired[int]  # index of an earlier result at this position with this outcome
+    suggestions: NotRequired[list[str]]
+
+
+class TrySkipped(TypedDict):
+    position: Position
+    tactic: str
+    reason: str  # stopped (stop_on_first_success) or limit
+
+
+class TrySuggestion(TypedDict):
+    position: Position
+    tactic: str
+    text: str
+
+
+class TryResult(TypedDict):
+    workspace: Workspace
+    path: str
+    version: int
+    results: list[TryOutcome]
+    skipped: list[TrySkipped]
+    suggestions: NotRequired[list[TrySuggestion]]
+
+
 Result = dict[str, Any]  # any of the shapes above, as the adapter passes it on
 
 

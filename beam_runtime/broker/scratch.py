@@ -9,7 +9,9 @@ command. It is never saved and never written.
 Pools (decision 40): at most ``per_document`` scratch documents per source document (probes on
 one document run in parallel up to that number, then queue) and ``per_process`` in total (making
 room closes the least recently used idle one; when all are busy the caller waits). Idle ones are
-closed after ``idle_s``, because each open document costs Lean a worker process.
+closed after ``idle_s``, because each open document costs Lean a worker process. A
+``beyond_pool`` borrow (``lean_try``, decision 50) skips the per-document limit, so one call can
+use every scratch document the process cap allows; ``trim`` closes the extra ones afterwards.
 
 A worker loads its imports once, so a scratch document whose imports were rebuilt since it was
 opened is closed and opened again before the next probe (``freshness.py``).
@@ -142,6 +144,14 @@ def _stale_notice(mirror: OpenDocument) -> bool:
     return any(is_stale_marker(item) for item in mirror.diagnostics)
 
 
+def _busy(docs: list[ScratchDocument], session: LeanSession, source: SourceFile) -> int:
+    return sum(
+        1
+        for doc in docs
+        if doc.busy and doc.session is session and doc.source.abs_path == source.abs_path
+    )
+
+
 @dataclass(eq=False)
 class DocumentPool:
     slots: anyio.Semaphore
@@ -163,20 +173,18 @@ class ScratchRegistry:
 
     @asynccontextmanager
     async def borrow(
-        self, session: LeanSession, source: SourceFile, text: str = ""
+        self, session: LeanSession, source: SourceFile, text: str = "", *, beyond_pool: bool = False
     ) -> AsyncIterator[ScratchDocument]:
         """A scratch document for ``source``, exclusively for the duration of the block.
 
         Of the free ones, the one whose text in Lean shares the longest start with ``text`` (the
         probe about to run), so that Lean re-elaborates the least: nearby probes of one source
-        document land on the same scratch document.
+        document land on the same scratch document. ``beyond_pool``: only the process cap applies.
         """
-        key = (session, source.abs_path)
-        pool = self.pools.get(key)
-        if pool is None:
-            pool = self.pools[key] = DocumentPool(anyio.Semaphore(self.config.per_document))
-        with anyio.fail_after(self.config.wait_s):
-            await pool.slots.acquire()
+        pool = self._pool(session, source)
+        if not beyond_pool:
+            with anyio.fail_after(self.config.wait_s):
+                await pool.slots.acquire()
         try:
             doc = await self._obtain(pool, session, source, text.encode("utf-8"))
             doc.busy = True
@@ -193,7 +201,26 @@ class ScratchRegistry:
                     pool.free.append(doc)
                 self._wake()
         finally:
-            pool.slots.release()
+            if not beyond_pool:
+                pool.slots.release()
+
+    def _pool(self, session: LeanSession, source: SourceFile) -> DocumentPool:
+        key = (session, source.abs_path)
+        pool = self.pools.get(key)
+        if pool is None:
+            pool = self.pools[key] = DocumentPool(anyio.Semaphore(self.config.per_document))
+        return pool
+
+    async def trim(self, session: LeanSession, source: SourceFile) -> None:
+        """Close the free scratch documents of ``source`` beyond its per-document pool, least
+        recently used first (after a ``beyond_pool`` call)."""
+        pool = self.pools.get((session, source.abs_path))
+        if pool is None:
+            return
+        keep = max(0, self.config.per_document - _busy(self.open, session, source))
+        extra = sorted(pool.free, key=lambda doc: doc.last_used, reverse=True)[keep:]
+        for doc in extra:
+            await self._discard(doc)
 
     async def _obtain(
         self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes

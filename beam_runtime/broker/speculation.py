@@ -67,7 +67,7 @@ class Speculation:
         report = CallReport(ctx, source.display)
         report.preparing()
         snap = await self._snapshot(session, source, args, report)
-        result, record = await self._probe(session, snap, "", args.text, report)
+        result, record = await self.probe(session, snap, "", args.text, report)
         if keep and record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
@@ -92,7 +92,7 @@ class Speculation:
             parent.line,
             parent.character,
         )
-        result, record = await self._probe(session, snap, parent.text, args.text, report)
+        result, record = await self.probe(session, snap, parent.text, args.text, report)
         if record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
@@ -154,20 +154,26 @@ class Speculation:
             text = doc.text
         return _prefix_of(text, record.kind, record.line, record.character)[0]
 
-    async def _probe(
+    async def probe(
         self,
         session: LeanSession,
         snap: Snapshot,
         earlier: str,
         piece: str,
-        report: CallReport,
+        report: CallReport | None,
+        *,
+        beyond_pool: bool = False,
     ) -> tuple[dict[str, Any], HandleRecord | None]:
+        """Runs ``piece`` on a borrowed scratch document; the result and, on success, a handle
+        record (not yet stored). ``report`` None: no file progress (``lean_try`` counts pairs)."""
         if snap.kind == "tactic":
             layout = probes.tactic_layout(snap.prefix, earlier, piece, snap.column)
         else:
             layout = probes.command_layout(snap.prefix, earlier, piece)
-        async with self.scratch.borrow(session, snap.source, layout.text) as scratch:
-            report.attach(scratch.mirror)
+        borrowing = self.scratch.borrow(session, snap.source, layout.text, beyond_pool=beyond_pool)
+        async with borrowing as scratch:
+            if report is not None:
+                report.attach(scratch.mirror)
             try:
                 mirror = await scratch.load(layout.text)
                 stale_modules = list(scratch.stale_modules)
@@ -178,7 +184,8 @@ class Speculation:
                     end = {"line": layout.end[0], "character": layout.end[1]}
                     found = await goals_at(session, scratch.uri, end, session.limits.navigation_s)
             finally:
-                report.detach(scratch.mirror)
+                if report is not None:
+                    report.detach(scratch.mirror)
         result = probes.run_result(items, layout, fatal)
         if stale_modules:  # Lean would not load fresh imports even in a new worker
             result["stale_imports"] = True

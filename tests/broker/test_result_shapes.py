@@ -92,6 +92,17 @@ def test_document_tools_answer_their_shapes(servers: list[Server], project: Path
     more = run("lean_run_with", path="Main.lean", handle=handle, text="exact hq")
     run("lean_release", path="Main.lean", handle=handle)
     run("lean_run_with_linear", path="Main.lean", handle=more["next_handle"], text="skip")
+    tried = run(
+        "lean_try",
+        path="Main.lean",
+        positions=[{"line": 3, "character": 2}, {"line1": 4, "match": "exact hp"}],
+        tactics=["exact hp", "exact hq", "exact hp"],
+        suggest=True,
+    )
+    # line1 4 + match "exact hp" names the same spot as line 3, character 2
+    assert {(p["line"], p["character"]) for p in (r["position"] for r in tried["results"])} == {
+        (3, 2)
+    }
     run("lean_search", query="answer")
     run(
         "beam_feedback_report",

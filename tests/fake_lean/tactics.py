@@ -25,7 +25,6 @@ CLOSERS = frozenset(
         "aesop",
         "tauto",
         "simp_all",
-        "exact?",
         "positivity",
         "contradiction",
     ]
@@ -345,6 +344,60 @@ def _simp(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpa
     return goals[1:]
 
 
+def _suggest(ctx: ProofContext, t: Tactic, suggestion: str) -> None:
+    """Lean's "Try this" information message and its eager code action."""
+    ctx.diags.append(Diag(t.start, t.end, INFORMATION, ctx.texts.try_this(suggestion)))
+    ctx.actions.append(CodeAction(f"Try this: {suggestion}", t.start, t.end, suggestion))
+
+
+def _closing_term(goal: Goal) -> str | None:
+    """What ``exact?`` finds: a hypothesis of the target's type, ``trivial`` or ``rfl``."""
+    target = exprs.strip_parens(goal.target)
+    for hyp in reversed(goal.hyps):
+        if hyp.name and exprs.norm(hyp.type) == exprs.norm(target):
+            return hyp.name
+    if target == "True":
+        return "trivial"
+    return "rfl" if exprs.is_reflexive(target) else None
+
+
+def _exact_search(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    found = _closing_term(goals[0])
+    if found is None:
+        message = "`exact?` could not close the goal. Try `apply?` to see partial suggestions."
+        raise TacticError(message, t.start, t.end)
+    _suggest(ctx, t, f"exact {found}")
+    return goals[1:]
+
+
+def _apply_search(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``apply?``: a closing term as ``exact?``, else ``refine h ?_`` for ``h : A → target``."""
+    goal = goals[0]
+    found = _closing_term(goal)
+    if found is not None:
+        _suggest(ctx, t, f"exact {found}")
+        return goals[1:]
+    for hyp in reversed(goal.hyps):
+        parts = exprs.split_top(hyp.type, " → ")
+        if parts and exprs.norm(parts[1]) == exprs.norm(goal.target):
+            _suggest(ctx, t, f"refine {hyp.name} ?_")
+            return [Goal(goal.hyps, parts[0], goal.case), *goals[1:]]
+    raise TacticError("apply? didn't find any relevant lemmas", t.start, t.end)
+
+
+def _aesop_search(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``aesop?`` (fake text): closes the main goal like ``aesop`` and suggests a script."""
+    found = _closing_term(goals[0])
+    _suggest(ctx, t, f"exact {found}" if found is not None else "simp_all")
+    return goals[1:]
+
+
 _SIMP_LEMMAS = (
     (r"\+ 0\b", "Nat.add_zero"),
     (r"\b0 \+", "Nat.zero_add"),
@@ -472,6 +525,9 @@ _HANDLERS: dict[str, Handler] = {
     "rfl": _rfl,
     "simp": _simp,
     "simp?": _simp,
+    "exact?": _exact_search,
+    "apply?": _apply_search,
+    "aesop?": _aesop_search,
     "rw": _rw,
     "rewrite": _rw,
     "all_goals": _all_goals,

@@ -148,6 +148,10 @@ class Server:
     def _notification(self, method: str, params: Any) -> None:
         if self.shutting_down:
             return
+        if method in ("textDocument/didOpen", "textDocument/didClose"):
+            document = params.get("textDocument") if isinstance(params, dict) else None
+            uri = document.get("uri") if isinstance(document, dict) else None
+            self._log({"notification": method, "uri": uri})
         with self.cond:
             if method == "textDocument/didOpen":
                 self._did_open(params)

@@ -18,15 +18,16 @@ EXPECTED_ORDER = [
     "lean_references", "lean_document_symbols", "lean_workspace_symbols", "lean_goals",
     "lean_todo", "lean_code_action_resolve", "lean_run_with", "lean_run_with_linear",
     "lean_release", "lean_update", "lean_sync", "lean_refresh", "lean_save", "lean_close_save",
-    "lean_close", "lean_verify", "lean_search",
+    "lean_close", "lean_verify", "lean_search", "lean_try",
 ]
 READ_ONLY = {"beam_version", "beam_stats", "lean_run_at", "lean_hover", "lean_signature_help",
              "lean_definition", "lean_references", "lean_document_symbols",
              "lean_workspace_symbols", "lean_goals", "lean_todo", "lean_code_action_resolve",
              "lean_search"}
-ADDITIVE = {"lean_run_at_handle", "lean_run_with"}
+ADDITIVE = {"lean_run_at_handle", "lean_run_with", "lean_try"}
 IDEMPOTENT = {"lean_drop_workspace", "lean_close"}
-SPECULATIVE = {"lean_run_at", "lean_run_at_handle", "lean_run_with", "lean_run_with_linear"}
+SPECULATIVE = {"lean_run_at", "lean_run_at_handle", "lean_run_with", "lean_run_with_linear",
+               "lean_try"}
 
 
 def test_committed_schema_matches_the_models() -> None:
