@@ -6,10 +6,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.fake import fake_server, request_log, until, workspace
 from tests.mcp.helpers import Server, call, structured
 
