@@ -57,14 +57,27 @@ class Paused:
 
 
 def start_paused(installed: Installed, tmp_path: Path) -> Paused:
-    candidate = clone_runtime(installed.root, installed.runtime_id, variant="old",
-                              created_at="2020-01-01T00:00:00Z")  # fmt: skip
+    candidate = clone_runtime(
+        installed.root, installed.runtime_id, variant="old", created_at="2020-01-01T00:00:00Z"
+    )
     pause = tmp_path / "pause"
     pause.mkdir()
-    argv = [str(installed.root / "bin" / "lean-beam"), "runtime", "prune", "--yes",
-            "--keep-latest", "0", "--json"]  # fmt: skip
-    proc = subprocess.Popen(argv, env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    argv = [
+        str(installed.root / "bin" / "lean-beam"),
+        "runtime",
+        "prune",
+        "--yes",
+        "--keep-latest",
+        "0",
+        "--json",
+    ]
+    proc = subprocess.Popen(
+        argv,
+        env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for(pause / "0.waiting", proc, "its pause")
     assert (pause / "0.waiting").read_text() == candidate
     return Paused(installed, candidate, pause, proc)
@@ -146,8 +159,11 @@ def test_a_candidate_registered_at_the_pause_is_kept(paused: Paused, client: str
         write_codex(home, {"late": command})
         reason = "referenced by codex:late"
     else:
-        (home / ".claude.json").write_text(json.dumps({"mcpServers": {"late": {
-            "command": "sh", "args": ["-c", f"exec {command}"]}}}))  # fmt: skip
+        (home / ".claude.json").write_text(
+            json.dumps(
+                {"mcpServers": {"late": {"command": "sh", "args": ["-c", f"exec {command}"]}}}
+            )
+        )
         reason = "referenced by claude-code:late"
     body = paused.finish()
     assert body["removed"] == []
@@ -210,16 +226,31 @@ def wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str], what:
 def test_running_runtime_is_checked_current_again_under_the_lock(installed: Installed) -> None:
     """`current` switches while prune waits for the install lock: prune must refuse then."""
     root = installed.root
-    other = clone_runtime(root, installed.runtime_id, variant="new",
-                          created_at="2030-01-01T00:00:00Z")  # fmt: skip
+    other = clone_runtime(
+        root, installed.runtime_id, variant="new", created_at="2030-01-01T00:00:00Z"
+    )
     before = set(os.listdir(installed.versions()))
-    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(root)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-    argv = [str(root / "bin" / "lean-beam"), "runtime", "prune", "--yes", "--keep-latest", "0",
-            "--lock-timeout", "60", "--json"]  # fmt: skip
-    prune = subprocess.Popen(argv, env=installed.env(), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    argv = [
+        str(root / "bin" / "lean-beam"),
+        "runtime",
+        "prune",
+        "--yes",
+        "--keep-latest",
+        "0",
+        "--lock-timeout",
+        "60",
+        "--json",
+    ]
+    prune = subprocess.Popen(
+        argv, env=installed.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         # past its first current-check, prune sleeps between attempts at the held lock
         wait_until(lambda: sleeping(prune.pid), prune, "prune never waited for the lock")

@@ -68,7 +68,9 @@ def test_a_config_of_the_wrong_shape_blocks_the_ids_in_its_text(
 
 # The realpath pass over `=`/`:`-separated tokens reads the rest of the token as part of the id
 # (`<id> && ...` -> "<id> && ..."): a references.py bug, fixed in the merge.
-ID_TAIL_BUG = pytest.mark.xfail(strict=True, reason="references id-exactness bug, fixed in the merge")
+ID_TAIL_BUG = pytest.mark.xfail(
+    strict=True, reason="references id-exactness bug, fixed in the merge"
+)
 
 
 @pytest.mark.parametrize(
