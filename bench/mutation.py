@@ -577,7 +577,7 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="beam-mutation-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        repo = work / "repo" if (work / "repo" / ".venv-test").exists() else copy_repo(work)
+        repo = copy_repo(work)  # again on reuse: the copy gets the worktree's current files
         python = make_venv(repo)
         suites = sorted({t for m in mutants for t in m.tests})
         baseline = run_tests(python, repo, tuple(suites), 1800)
