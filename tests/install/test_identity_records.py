@@ -37,6 +37,14 @@ def marker_schema_text(i: Installed) -> None:
     edit_json(i.root / MARKER, lambda body: body.update(schema="1"))
 
 
+def marker_schema_true(i: Installed) -> None:
+    edit_json(i.root / MARKER, lambda body: body.update(schema=True))  # equal to 1, not an int
+
+
+def marker_schema_float(i: Installed) -> None:
+    edit_json(i.root / MARKER, lambda body: body.update(schema=1.0))
+
+
 def manifest_version_number(i: Installed) -> None:
     edit_json(i.runtime_dir / "manifest.json", lambda body: body.update(version=1))
 
@@ -51,6 +59,8 @@ def manifest_schema_newer(i: Installed) -> None:
         (marker_owner, ["marker", "not owned by lean-beam", "rename the whole install root"]),
         (marker_newer, ["marker", "newer lean-beam", "schema 2"]),
         (marker_schema_text, ["marker", "schema '1'"]),
+        (marker_schema_true, ["marker", "schema True"]),
+        (marker_schema_float, ["marker", "schema 1.0"]),
         (manifest_version_number, ["manifest", "no version", "out of versions/"]),
         (manifest_schema_newer, ["manifest", "not a schema 1 manifest"]),
     ],
