@@ -280,3 +280,32 @@ def test_install_makes_each_step_durable_in_order(tmp_path: Path) -> None:
     current = f"{root}/current"
     assert not [c for c in calls if c.name in ("unlink", "unlinkat") and current in c.args]
     assert os.readlink(current) == f"versions/{runtime_id}"
+
+
+def test_deleting_a_runtime_never_changes_what_its_links_point_to(world: World) -> None:
+    outside = world.base / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    os.chmod(outside, 0o555)
+    os.symlink(outside, world.candidate / "site" / "link")  # a directory link inside the tree
+    done = subprocess.run(
+        [
+            str(world.root / "bin" / "lean-beam"),
+            "runtime",
+            "prune",
+            "--yes",
+            "--keep-latest",
+            "0",
+            "--json",
+        ],
+        env=client_env(world.home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["removed"] == [world.old]
+    assert world.trash() == []
+    assert os.stat(outside).st_mode & 0o777 == 0o555
+    assert (outside / "keep").read_text() == "x"
