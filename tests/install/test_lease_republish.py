@@ -84,3 +84,71 @@ def test_a_waiting_launcher_ends_on_the_republished_lease(installed_root: Instal
     finally:
         server.communicate(timeout=60)
     assert not lease_is_held(root, runtime_id)
+
+
+HOLD = (
+    "import sys\nfrom pathlib import Path\nfrom beam_runtime.leases import hold_lease\n"
+    "try:\n    hold_lease(Path(sys.argv[1]), sys.argv[2])\n"
+    "except Exception as exc:\n    print('refused', exc); sys.exit(1)\nprint('held')\n"
+)
+
+
+@pytest.mark.parametrize("left", ["gone", "symlink"])
+def test_a_lease_file_without_its_runtime_is_refused(
+    installed_root: Installed, tmp_path: Path, left: str
+) -> None:
+    """Prune died between its rename and dropping the lease file: nobody may start on it."""
+    aside = tmp_path / "aside"
+    os.rename(installed_root.runtime_dir, aside)
+    if left == "symlink":
+        os.symlink(aside, installed_root.runtime_dir)
+    root, runtime_id = installed_root.root, installed_root.runtime_id
+    assert (root / "state" / "leases" / f"{runtime_id}.lease").is_file()
+    done = subprocess.run(
+        [sys.executable, "-c", HOLD, str(root), runtime_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout
+    assert done.stdout.startswith("refused") and "was pruned; restart" in done.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_waiting_launcher_learns_of_the_prune_while_the_lease_is_held(
+    installed_root: Installed,
+) -> None:
+    """Prune still holds the lease (it has not dropped the file yet): the launcher must not wait
+    out its patience and call the runtime busy; its directory is gone, so it was pruned."""
+    lease = installed_root.root / "state" / "leases" / f"{installed_root.runtime_id}.lease"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", EXCLUSIVE, str(lease)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    try:
+        launcher = subprocess.Popen(
+            [installed_root.launcher("beam-cli"), "--version"],
+            env=installed_root.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_until(
+            lambda: str(lease) in open_files(launcher.pid),
+            launcher,
+            "the launcher never opened its lease",
+        )
+        trash = installed_root.root / "state" / "trash"
+        trash.mkdir(exist_ok=True)
+        os.rename(installed_root.runtime_dir, trash / f"{installed_root.runtime_id}.test")
+        out, err = launcher.communicate(timeout=60)  # the lease is still held exclusively
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert launcher.returncode == 1 and out == ""
+    assert "was pruned; restart" in err and "being pruned" not in err
