@@ -203,8 +203,11 @@ def traced(argv: list[str], env: dict[str, str], out: Path) -> tuple[list[Call],
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    text = log.read_text()
+    if not text.strip():  # the command ran but nothing was traced: tracing is not working here
+        pytest.skip(f"strace recorded no system call at all (stderr: {done.stderr[-300:]!r})")
     calls = []
-    for line in log.read_text().splitlines():
+    for line in text.splitlines():
         match = CALL.match(line)
         if match and match.group(3) != "-1":
             args = re.split(r", (?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", match.group(2))
