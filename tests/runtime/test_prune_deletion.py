@@ -212,6 +212,7 @@ def traced(argv: list[str], env: dict[str, str], out: Path) -> tuple[list[Call],
         if match and match.group(3) != "-1":
             args = re.split(r", (?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", match.group(2))
             calls.append(Call(match.group(1), [_arg(a) for a in args]))
+    assert calls, f"no strace line parsed; the log starts:\n{text[:2000]}"
     return calls, json.loads(done.stdout)
 
 
