@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.fake import err, fake_processes, fake_server, ok, workspace
 from tests.mcp.helpers import Server
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.conftest import start
 from tests.broker.fake import FAST_FAKE, err, fake_server, ok, workspace
 from tests.mcp.helpers import REPO, Server

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
-
-import pytest
-
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
 
 from tests.broker.fake import fake_server, request_log, until, workspace
 from tests.mcp.helpers import Server, call, structured
@@ -35,15 +30,18 @@ def test_progress_and_live_diagnostics(servers: list[Server], project: Path) -> 
     assert structured(reply)["document_progress"]["done"] is True
 
 
-def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path) -> None:
+def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path,
+                                            tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
     (project / "Slow.lean").write_text("example : True := by\n  sleep 600000\n  trivial\n")
-    server = fake_server(servers)
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log))
     ws = workspace(project)
     opened = server.ask(call(1, "lean_update", {**ws, "path": "Slow.lean"}))
     version = structured(opened)["version"]
     hover = {**ws, "path": "Slow.lean", "version": version, "line": 2, "character": 2}
     server.send(call(2, "lean_hover", hover))
-    time.sleep(0.5)
+    until(lambda: [e for e in request_log(log) if e.get("request") == "textDocument/hover"],
+          "the hover to reach Lean")
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
     # The cancelled call gets no answer; the next call on the same document is not blocked.
     server.send(call(3, "lean_close", {**ws, "path": "Slow.lean"}))

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.fake import fake_processes, fake_server, until, workspace
 from tests.mcp.helpers import Server, call, structured
 

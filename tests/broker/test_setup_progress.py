@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.fake import fake_server, workspace
 from tests.mcp.helpers import Server, call
 

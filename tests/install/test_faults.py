@@ -81,6 +81,26 @@ def copy_root(source: Path, target: Path) -> None:
     marker.write_text(json.dumps({"owner": "lean-beam", "schema": 1, "root": str(target)}))
 
 
+# Moments of an install the test can see from outside; each trial kills at one of them.
+KILL_POINTS = ("locked", "staging", "published")
+
+
+def kill_at(proc: subprocess.Popen[bytes], root: Path, new_id: str, point: str) -> None:
+    """Wait (bounded) until the install reached `point`, or ended on its own."""
+    def reached() -> bool:
+        if point == "locked":
+            return (root / "state" / "install.lock.json").exists()
+        if point == "staging":
+            staging = root / "state" / "staging"
+            return staging.is_dir() and any(staging.iterdir())
+        return (root / "versions" / new_id).exists()
+
+    deadline = time.monotonic() + 120
+    while not reached() and proc.poll() is None:
+        assert time.monotonic() < deadline, f"the install never reached {point}"
+        time.sleep(0.001)
+
+
 def test_random_delay_kills(prior: tuple[BeamHome, str, str], tmp_path: Path) -> None:
     beam, prior_id, new_id = prior
     rng = random.Random(int(os.environ.get("BEAM_TEST_SEED", "20261130")))
@@ -95,7 +115,7 @@ def test_random_delay_kills(prior: tuple[BeamHome, str, str], tmp_path: Path) ->
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.0, 2.0))
+        kill_at(proc, root, new_id, rng.choice(KILL_POINTS))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         assert current_identity(beam, root)["runtime_id"] in (prior_id, new_id)

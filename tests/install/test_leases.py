@@ -126,27 +126,56 @@ def test_launcher_gives_up_on_an_exclusive_hold_that_never_ends(installed_root: 
 
 
 # A probe as `lease_is_held` does it, except that it holds LOCK_EX for 2 ms each time: what a
-# probe preempted between its lock and unlock looks like on a busy machine.
+# probe preempted between its lock and unlock looks like on a busy machine. While it holds the
+# lock it also counts the launchers (`--version` in their command line) that have the lease file
+# open: each of those is starting, waiting for its shared lock, right under the probe.
 SLOW_PROBES = """
 import fcntl, os, sys, time
 path, stop = sys.argv[1], sys.argv[2]
+
+
+def starting_launchers():
+    found = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if b"--version" not in handle.read():
+                    continue
+            fds = os.listdir(f"/proc/{pid}/fd")
+            found += any(os.readlink(f"/proc/{pid}/fd/{fd}") == path for fd in fds)
+        except OSError:
+            continue
+    return found
+
+
 print("probing", flush=True)
-count = 0
+count = overlaps = 0
 while not os.path.exists(stop):
     fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         time.sleep(0.002)
+        seen = starting_launchers()
+        # until one overlap was seen, hold on (well under the launchers' 2 s patience) until a
+        # launcher starts under this probe, so the overlap never depends on luck
+        until = time.monotonic() + 1.0
+        while not overlaps and not seen and time.monotonic() < until:
+            time.sleep(0.001)
+            seen = starting_launchers()
+        overlaps += seen
         fcntl.flock(fd, fcntl.LOCK_UN)
         count += 1
     except BlockingIOError:
         pass
     os.close(fd)
     time.sleep(0.0005)
-print(count, flush=True)
+print(count, overlaps, flush=True)
 """
 
 
+@needs_proc
 def test_probes_never_make_a_starting_launcher_fail(
     installed_root: Installed, tmp_path: Path
 ) -> None:
@@ -174,7 +203,9 @@ def test_probes_never_make_a_starting_launcher_fail(
     failures = [err for code, err in results if code != 0]
     assert failures == [], failures[:3]
     assert lister.returncode == 0, list_err
-    assert int(probes) > 0
+    count, overlaps = map(int, probes.split())
+    assert count > 0
+    assert overlaps > 0, "no probe held the lease while a launcher was starting"
 
 
 def test_running_server_holds_its_lease(installed_root: Installed) -> None:

@@ -15,6 +15,20 @@ def args(project: Path, path: str) -> dict:
     return {"workspace": {"root": str(project)}, "path": path}
 
 
+def running(server: Server, *tokens: str) -> None:
+    """Wait until the backend has started each call, seen by its first progress notification."""
+    seen: set[object] = set()
+    while seen != set(tokens):
+        msg = server.read()
+        assert msg.get("method") == "notifications/progress", msg
+        seen.add(msg["params"]["progressToken"])
+
+
+def slow(rid: object, project: Path, path: str) -> dict:
+    """A `lean_sync` whose start the test can see (it carries the progress token `t<rid>`)."""
+    return call(rid, "lean_sync", args(project, path), call_meta={"progressToken": f"t{rid}"})
+
+
 def cancel(rid: object) -> dict:
     return {"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": rid, "reason": "test"}}
@@ -29,9 +43,8 @@ def test_responses_come_out_of_order(sleepy: Server, project: Path) -> None:
 
 
 def test_cancelled_request_gets_no_response(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", args(project, "5000ms")),
-                call("s", "lean_sync", args(project, "5000ms")))
-    time.sleep(0.2)
+    sleepy.send(slow(1, project, "5000ms"), slow("s", project, "5000ms"))
+    running(sleepy, "t1", "ts")
     sleepy.send(cancel(1), cancel("s"))
     assert sleepy.ask(call(2, "beam_version"))["id"] == 2
     assert sleepy.quiet(0.5) == []
@@ -58,8 +71,8 @@ def test_drop_is_not_cancellable_and_fences(sleepy: Server, project: Path) -> No
 
 
 def test_duplicate_active_id_is_ignored(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", args(project, "300ms")))
-    time.sleep(0.1)
+    sleepy.send(slow(1, project, "300ms"))
+    running(sleepy, "t1")
     sleepy.send(call(1, "beam_version"), b'{"jsonrpc":"2.0","id":1,"method":5}\n')
     first = sleepy.read()
     assert first["id"] == 1 and first["result"]["structuredContent"]["tool"] == "lean_sync"
@@ -74,8 +87,8 @@ def test_backend_failures_are_tool_errors(sleepy: Server, project: Path) -> None
 
 
 def test_eof_with_calls_in_flight(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", args(project, "30000ms")))
-    time.sleep(0.2)
+    sleepy.send(slow(1, project, "30000ms"))
+    running(sleepy, "t1")
     started = time.monotonic()
     code, stderr, rest = sleepy.close()
     assert (code, stderr, rest) == (0, b"", [])
@@ -92,8 +105,8 @@ def test_many_concurrent_calls_each_answered_once(sleepy: Server, project: Path)
 
 def test_calls_run_concurrently_on_reused_workers(sleepy: Server, project: Path) -> None:
     """Calls run on long-lived worker tasks; reused ones (even after a cancellation) overlap."""
-    sleepy.send(call(1, "lean_sync", args(project, "30000ms")))
-    time.sleep(0.2)
+    sleepy.send(slow(1, project, "30000ms"))
+    running(sleepy, "t1")
     sleepy.send(cancel(1))
     for round_ in range(2):
         ids = [100 + round_ * 100 + i for i in range(12)]

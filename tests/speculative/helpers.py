@@ -7,10 +7,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("tests.fake_lean.server", reason="the fake Lean server has not landed yet")
-
 from tests.broker.fake import fake_server, workspace
 from tests.mcp.helpers import Server, call, structured
 

@@ -1,0 +1,593 @@
+"""Mutation audit of the safety checks: a fixed list of one-line mutants, each run against the
+fast tests that should catch it (issue 18). A bench, not a test: it is never collected by pytest.
+
+Usage: python3 bench/mutation.py [--only MODULE ...] [--timeout SECONDS] [--work DIR]
+
+The repository (tracked and untracked, not ignored, files) is copied to a temporary directory with
+a virtual environment of its own (`pip install -e .[test]`, so console scripts, installed runtimes
+and the test wheel all run the copy's code). Each mutant replaces one exact snippet in one file of
+the copy, its tests run with `-x -m "not slow"` under a timeout, and the file is restored. The
+worktree is never touched. A mutant is killed when its tests fail or time out; a snippet that no
+longer occurs exactly once is reported as "snippet not found" (the code moved: update the list).
+Equivalent mutants (no behaviour changes) are listed and left out of the kill rate.
+"""
+
+# ruff: noqa: E501  (the mutant table quotes source lines verbatim)
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    module: str
+    path: str
+    original: str
+    replacement: str
+    tests: tuple[str, ...]
+    equivalent: str = ""  # why the mutant changes no behaviour, when it does not
+
+
+ROUTER = (
+    "tests/mcp/test_families.py",
+    "tests/mcp/test_families_validation.py",
+    "tests/mcp/test_wire.py",
+    "tests/mcp/test_tools.py",
+)
+FAMILIES = ("tests/mcp/test_families.py", "tests/mcp/test_families_validation.py")
+PRUNE = (
+    "tests/runtime/test_prune_rechecks.py",
+    "tests/runtime/test_prune_deletion.py",
+    "tests/runtime/test_prune.py",
+)
+REFS = ("tests/runtime/test_references.py", "tests/runtime/test_references_safety.py")
+IDENTITY = ("tests/install/test_identity_records.py", "tests/install/test_identity.py")
+LEASES = ("tests/install/test_leases.py", "tests/install/test_lease_republish.py")
+PATHS = ("tests/broker/test_paths_safety.py", "tests/broker/test_pure.py")
+HANDLES = ("tests/speculative/test_handle_workspaces.py", "tests/speculative/test_handles.py")
+INSTALL = ("tests/runtime/test_prune_deletion.py", "tests/install/test_install.py")
+GOALS = ("tests/broker/test_pure.py", "tests/lsp/test_goals.py")
+
+R, F, P = "beam_mcp/router.py", "beam_mcp/families.py", "beam_install/prune.py"
+C, RF = "beam_install/cleanup.py", "beam_runtime/references.py"
+IR, ID = "beam_runtime/install_root.py", "beam_runtime/identity.py"
+L, PA = "beam_runtime/leases.py", "beam_runtime/broker/paths.py"
+H, ST = "beam_runtime/broker/handles.py", "beam_install/staging.py"
+CU, G = "beam_install/current.py", "beam_runtime/broker/goals.py"
+
+MUTANTS: list[Mutant] = [
+    # router
+    Mutant(
+        "router",
+        R,
+        "if self.state.family is Family.LEGACY:\n            raise self.state.cross_family(Family.MODERN)",
+        "if False:\n            pass",
+        ROUTER,
+    ),
+    Mutant(
+        "router",
+        R,
+        "        if state.family is Family.MODERN:\n            if req.method in fam.LEGACY_ONLY:",
+        "        if False:\n            if req.method in fam.LEGACY_ONLY:",
+        ROUTER,
+    ),
+    Mutant("router", R, "if state.lifecycle is Lifecycle.FRESH:", "if False:", ROUTER),
+    Mutant("router", R, "if state.lifecycle is Lifecycle.INITIALIZED:", "if False:", ROUTER),
+    Mutant("router", R, "if self.state.lifecycle is not Lifecycle.FRESH:", "if False:", ROUTER),
+    Mutant(
+        "router",
+        R,
+        '        if extra:\n            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")',
+        "        pass",
+        ROUTER,
+    ),
+    Mutant("router", R, "        if mrtr:", "        if False:", ROUTER),
+    Mutant("router", R, "        if not isinstance(arguments, dict):", "        if False:", ROUTER),
+    Mutant(
+        "router",
+        R,
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")',
+        "    pass",
+        ROUTER,
+    ),
+    # families
+    Mutant(
+        "families",
+        F,
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {extra}")',
+        "    pass",
+        FAMILIES,
+    ),
+    Mutant(
+        "families",
+        F,
+        '            and isinstance(info.get("version"), str)):',
+        "            ):",
+        FAMILIES,
+    ),
+    Mutant(
+        "families", F, '        and isinstance(info.get("version"), str)\n    )', "    )", FAMILIES
+    ),
+    Mutant(
+        "families",
+        F,
+        "    if not isinstance(meta.get(META_CAPABILITIES), dict):",
+        "    if False:",
+        FAMILIES,
+    ),
+    Mutant("families", F, "    if version not in SUPPORTED_MODERN:", "    if False:", FAMILIES),
+    Mutant(
+        "families",
+        F,
+        "    if META_LOG_LEVEL in meta and level not in LOG_RANK:",
+        "    if False:",
+        FAMILIES,
+    ),
+    # prune
+    Mutant("prune", P, "    if fresh.inode != entry.inode:", "    if False:", PRUNE),
+    Mutant("prune", P, "    if fresh.inode is None:", "    if False:", PRUNE),
+    Mutant(
+        "prune",
+        P,
+        '    if fresh.manifest is None:\n        return Skipped(entry.name, fresh.invalid or "invalid")',
+        "    pass",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        P,
+        '    if current_runtime_id(root) == entry.name:\n        return Kept(entry.name, ["current"])',
+        "    pass",
+        PRUNE,
+    ),
+    Mutant(
+        "prune", P, "    if refs:\n        return Kept", "    if False:\n        return Kept", PRUNE
+    ),
+    Mutant(
+        "prune",
+        P,
+        '        if not exclusive:\n            return Kept(entry.name, ["active"])',
+        "        pass",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        P,
+        "            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        except BlockingIOError:\n            yield False",
+        "            pass\n        except BlockingIOError:\n            yield False",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        P,
+        "        if running_id is not None:\n            check_running_is_current(root, running_id)",
+        "        pass",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        P,
+        "        os.rename(entry.path, target)",
+        "        delete_tree(entry.path)",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        P,
+        "    with suppress(OSError):\n        delete_tree(target)",
+        "    if True:\n        delete_tree(target)",
+        PRUNE,
+    ),
+    Mutant("prune", P, "        elif entry.holders():", "        elif False:", PRUNE),
+    Mutant(
+        "prune",
+        C,
+        "    _writable_dirs(path)\n    shutil.rmtree(path)",
+        "    shutil.rmtree(path)",
+        PRUNE,
+    ),
+    Mutant(
+        "prune",
+        C,
+        "            if not os.path.islink(child):\n                os.chmod",
+        "            if True:\n                os.chmod",
+        PRUNE,
+    ),
+    # references
+    Mutant(
+        "references",
+        RF,
+        "        if not os.path.lexists(path):",
+        "        if not os.path.exists(path):",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "        return self.text is None or runtime_id in self.text",
+        '        return runtime_id in (self.text or "")',
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "        return self.text is None or runtime_id in self.text",
+        "        return self.text is None",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "        if not isinstance(projects, dict):\n            raise _BadShape",
+        "        if False:\n            raise _BadShape",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "    if not isinstance(doc, dict):\n        raise _BadShape",
+        "    if False:\n        raise _BadShape",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        '_ID_END = re.compile(r"[/\\s:=,;\\"\'\\\\]")',
+        '_ID_END = re.compile(r"[/]")',
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "            env_values += [v for v in values.values() if isinstance(v, str)]",
+        "            pass",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        '    command = [*_as_strings(server.get("command")), *_as_strings(server.get("args"))]',
+        '    command = [*_as_strings(server.get("command"))]',
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "                if real.startswith(real_versions):",
+        "                if False:",
+        REFS,
+    ),
+    Mutant(
+        "references",
+        RF,
+        "        except (OSError, UnicodeDecodeError) as exc:",
+        "        except OSError as exc:",
+        REFS,
+    ),
+    # identity (readers in install_root.py, used by identity.py)
+    Mutant("identity", IR, 'data.get("owner") != "lean-beam"', "False", IDENTITY),
+    Mutant(
+        "identity",
+        IR,
+        "    if type(schema) is int and schema > MARKER_SCHEMA:",
+        "    if False:",
+        IDENTITY,
+    ),
+    Mutant(
+        "identity",
+        IR,
+        "    if schema != MARKER_SCHEMA or type(schema) is not int:",
+        "    if schema != MARKER_SCHEMA:",
+        IDENTITY,
+    ),
+    Mutant(
+        "identity",
+        IR,
+        '    if not isinstance(data.get("version"), str):',
+        "    if False:",
+        IDENTITY,
+    ),
+    Mutant("identity", IR, "    if named != runtime_id:", "    if False:", IDENTITY),
+    Mutant(
+        "identity",
+        IR,
+        "    if os.path.realpath(named) != os.path.realpath(root):",
+        "    if False:",
+        IDENTITY,
+    ),
+    Mutant(
+        "identity",
+        ID,
+        "        problem = read_manifest(runtime_dir)[1]",
+        "        problem = None",
+        IDENTITY,
+    ),
+    # leases
+    Mutant(
+        "leases",
+        L,
+        "        if _same_file(fd, path):\n            return fd",
+        "        return fd",
+        LEASES,
+    ),
+    Mutant(
+        "leases",
+        L,
+        '        if not _published(root, runtime_id):\n            raise LeaseRefused(f"runtime {runtime_id} was pruned; restart", pruned=True)\n        if time',
+        '        if False:\n            raise LeaseRefused(f"runtime {runtime_id} was pruned; restart", pruned=True)\n        if time',
+        LEASES,
+    ),
+    Mutant(
+        "leases",
+        L,
+        "        if not _published(root, runtime_id):\n            os.close(fd)",
+        "        if False:\n            os.close(fd)",
+        LEASES,
+    ),
+    Mutant(
+        "leases",
+        L,
+        "    return os.path.isdir(path) and not os.path.islink(path)",
+        "    return True",
+        LEASES,
+    ),
+    Mutant("leases", L, "        if time.monotonic() >= deadline:", "        if True:", LEASES),
+    # paths
+    Mutant(
+        "paths",
+        PA,
+        "not candidate.startswith(root.rstrip(os.sep) + os.sep)",
+        "not candidate.startswith(root)",
+        PATHS,
+    ),
+    Mutant("paths", PA, '    if not path or "\\x00" in path:', "    if not path:", PATHS),
+    Mutant("paths", PA, "        if candidate != root and not", "        if False and not", PATHS),
+    # handles
+    Mutant(
+        "handles",
+        H,
+        "            if tomb.root != root:\n                raise _foreign(handle_id)",
+        "            pass",
+        HANDLES,
+    ),
+    Mutant(
+        "handles",
+        H,
+        "        if record.root != root:\n            raise _foreign(handle_id)",
+        "        pass",
+        HANDLES,
+    ),
+    Mutant("handles", H, "        if record.abs_path != abs_path:", "        if False:", HANDLES),
+    Mutant(
+        "handles",
+        H,
+        '{"reason": "handleWorkspaceMismatch", "handle": {"id": handle_id}}',
+        '{"reason": "unknownHandle", "handle": {"id": handle_id}}',
+        HANDLES,
+    ),
+    # staging and current
+    Mutant("staging/current", ST, "    _flush_filesystem(stage)", "    pass", INSTALL),
+    Mutant("staging/current", ST, "    fsync_dir(layout.versions_dir(root))", "    pass", INSTALL),
+    Mutant(
+        "staging/current",
+        ST,
+        "    os.rename(stage, target)",
+        "    shutil.copytree(stage, target)",
+        INSTALL,
+    ),
+    Mutant(
+        "staging/current",
+        ST,
+        "    write_manifest(stage, payload)\n    make_read_only(stage)",
+        "    make_read_only(stage)\n    write_manifest(stage, payload)",
+        INSTALL,
+    ),
+    Mutant(
+        "staging/current",
+        CU,
+        "    os.replace(tmp, layout.current_link(root))",
+        "    os.unlink(layout.current_link(root)) if os.path.lexists(layout.current_link(root)) else None\n    os.replace(tmp, layout.current_link(root))",
+        INSTALL,
+    ),
+    Mutant("staging/current", CU, "        os.fsync(fd)", "        pass", INSTALL),
+    Mutant(
+        "staging/current",
+        CU,
+        '    os.symlink(f"versions/{runtime_id}", tmp)',
+        '    os.symlink(f"{root}/versions/{runtime_id}", tmp)',
+        INSTALL,
+    ),
+    # goals (the parser's own tests belong to the goals work; these run the tests of this branch)
+    Mutant(
+        "goals",
+        G,
+        '        if entries and line[:1] in (" ", "\\t"):',
+        '        if entries and line[:1] == " ":',
+        GOALS,
+    ),
+    Mutant(
+        "goals",
+        G,
+        '        elif target:\n            target = f"{target}\\n{entry}"',
+        '        elif False:\n            target = f"{target}\\n{entry}"',
+        GOALS,
+    ),
+    Mutant("goals", G, '    if lines and lines[0].startswith("case "):', "    if False:", GOALS),
+    Mutant(
+        "goals",
+        G,
+        "        if len(candidate) - len(candidate.lstrip()) <= column:",
+        "        if len(candidate) - len(candidate.lstrip()) < column:",
+        GOALS,
+    ),
+]
+
+
+def copy_repo(work: Path) -> Path:
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    target = work / "repo"
+    for rel in filter(None, listed):
+        source = REPO / rel
+        if source.is_file() or source.is_symlink():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / rel, follow_symlinks=False)
+    return target
+
+
+def make_venv(repo: Path) -> Path:
+    venv = repo / ".venv-test"  # the tests expect this name next to the code
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", ".[test]"],
+            cwd=repo,
+            check=True,
+        )
+    return venv / "bin" / "python"
+
+
+def run_tests(python: Path, repo: Path, tests: tuple[str, ...], timeout: float) -> str:
+    argv = [
+        str(python),
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "not slow",
+        "--timeout",
+        str(int(timeout)),
+        *tests,
+    ]
+    try:
+        done = subprocess.run(argv, cwd=repo, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    return "pass" if done.returncode == 0 else "fail"
+
+
+def drop_bytecode(path: Path) -> None:
+    for pyc in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        pyc.unlink()
+
+
+def apply(repo: Path, mutant: Mutant) -> str | None:
+    """Write the mutant into the copy; returns the original text, or None when not applicable."""
+    path = repo / mutant.path
+    text = path.read_text(encoding="utf-8")
+    if text.count(mutant.original) != 1:
+        return None
+    path.write_text(text.replace(mutant.original, mutant.replacement), encoding="utf-8")
+    drop_bytecode(path)
+    return text
+
+
+def restore(repo: Path, mutant: Mutant, text: str) -> None:
+    path = repo / mutant.path
+    path.write_text(text, encoding="utf-8")
+    drop_bytecode(path)
+
+
+def audit(
+    repo: Path, python: Path, mutants: list[Mutant], timeout: float
+) -> list[tuple[Mutant, str]]:
+    results = []
+    for number, mutant in enumerate(mutants, 1):
+        original = apply(repo, mutant)
+        if original is None:
+            outcome = "snippet not found"
+        else:
+            started = time.monotonic()
+            try:
+                tests = run_tests(python, repo, mutant.tests, timeout)
+            finally:
+                restore(repo, mutant, original)
+            outcome = "survived" if tests == "pass" else f"killed ({tests})"
+            outcome += f" {time.monotonic() - started:.0f}s"
+        first = mutant.original.strip().splitlines()[0][:60]
+        print(
+            f"[{number:2}/{len(mutants)}] {mutant.module:16} {outcome:22} {mutant.path}: {first}",
+            flush=True,
+        )
+        results.append((mutant, outcome))
+    return results
+
+
+def report(results: list[tuple[Mutant, str]]) -> None:
+    modules: dict[str, list[tuple[Mutant, str]]] = {}
+    for mutant, outcome in results:
+        modules.setdefault(mutant.module, []).append((mutant, outcome))
+    print("\nmodule            killed / counted   rate")
+    for module, rows in modules.items():
+        counted = [o for m, o in rows if not m.equivalent and o != "snippet not found"]
+        killed = sum(o.startswith("killed") for o in counted)
+        rate = f"{100 * killed / len(counted):.0f} %" if counted else "n/a"
+        print(f"{module:16}  {killed:3} / {len(counted):<3}           {rate}")
+    for title, keep in (
+        ("survivors", lambda m, o: o.startswith("survived") and not m.equivalent),
+        ("equivalent (not counted)", lambda m, o: bool(m.equivalent)),
+        ("snippet not found (code moved)", lambda m, o: o == "snippet not found"),
+    ):
+        rows = [(m, o) for m, o in results if keep(m, o)]
+        if rows:
+            print(f"\n{title}:")
+            for m, o in rows:
+                why = f" -- {m.equivalent}" if m.equivalent else ""
+                print(f"  {m.module}: {m.path}: {m.original.strip().splitlines()[0]!r} ({o}){why}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="modules to audit (default: all)")
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant")
+    parser.add_argument("--check", action="store_true", help="only check that snippets occur")
+    parser.add_argument("--work", type=Path, help="reuse this work directory (kept afterwards)")
+    args = parser.parse_args()
+    mutants = [m for m in MUTANTS if not args.only or m.module in args.only]
+    if args.check:
+        for m in mutants:
+            count = (REPO / m.path).read_text(encoding="utf-8").count(m.original)
+            if count != 1:
+                print(f"{m.module}: {m.path}: found {count} times: {m.original!r}")
+        print(f"{len(mutants)} mutants checked")
+        return
+    work = args.work or Path(tempfile.mkdtemp(prefix="beam-mutation-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        repo = copy_repo(work)  # again on reuse: the copy gets the worktree's current files
+        python = make_venv(repo)
+        suites = sorted({t for m in mutants for t in m.tests})
+        baseline = run_tests(python, repo, tuple(suites), 1800)
+        if baseline != "pass":
+            sys.exit(f"the unmutated tests do not pass ({baseline}); fix them first")
+        report(audit(repo, python, mutants, args.timeout))
+    finally:
+        if args.work is None:
+            subprocess.run(["chmod", "-R", "u+rwx", str(work)], check=False)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.environ.pop("PYTHONPATH", None)
+    main()
