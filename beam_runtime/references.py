@@ -345,26 +345,65 @@ def _versions_dirs(root: Path) -> list[str]:
 
 
 def referenced_ids(strings: Iterable[str], root: Path) -> set[str]:
-    """Runtime ids (directory names under `<root>/versions`) that these strings point into."""
-    prefixes = [d + os.sep for d in _versions_dirs(root)]
-    real_versions = os.path.realpath(root / "versions") + os.sep
+    """Runtime ids (directory names under `<root>/versions`) that these strings point into.
+
+    Wherever `/versions/` occurs in a string (a command, an argument, an env value, a path inside
+    a shell command), every path that could lead up to it (starting at the string's start or
+    after a delimiter: whitespace, quote, `=`, `:`, `;`, `,`, `(`) is resolved; when one resolves
+    to this root's `versions/` in any spelling (canonical, or through symlinked ancestors), the
+    component after it, up to the next delimiter, is the id. Paths may contain spaces.
+    """
+    versions = os.path.realpath(root / "versions")
+    spelled = set(_versions_dirs(root))
     ids: set[str] = set()
     for value in strings:
-        for prefix in prefixes:
-            start = value.find(prefix)
-            while start >= 0:
-                rest = value[start + len(prefix) :]
-                match = _ID_END.search(rest)
-                component = rest[: match.start()] if match else rest
-                if component not in ("", ".", ".."):
-                    ids.add(component)
-                start = value.find(prefix, start + 1)
-        for token in re.split(r"[=:]", value):
-            if token.startswith(("/", "~")):
-                real = os.path.realpath(os.path.expanduser(token))
-                if real.startswith(real_versions):
-                    ids.add(real[len(real_versions) :].split(os.sep)[0])
+        for match in _VERSIONS.finditer(value):
+            if not _leads_to(value, match.start(), spelled, versions):
+                continue
+            rest = value[match.end() :]
+            end = _ID_END.search(rest)
+            component = rest[: end.start()] if end else rest
+            if component not in ("", ".", ".."):
+                ids.add(component)
+        ids.update(_linked_ids(value, versions))
     return ids
+
+
+_VERSIONS = re.compile(r"/versions/")
+_PATH_START = re.compile(r"""[\s'"=:;,(]""")
+
+
+def _leads_to(value: str, end: int, spelled: set[str], versions: str) -> bool:
+    """Whether a path ending at `end` (where `/versions/` starts) names this root's versions."""
+    starts = [0, *(m.end() for m in _PATH_START.finditer(value, 0, end))]
+    for start in reversed(starts):  # the nearest start first
+        head = value[start:end]
+        if head.startswith("~"):
+            head = os.path.expanduser(head)
+        if not head.startswith("/"):
+            continue
+        directory = head + "/versions"
+        if directory in spelled or _resolves_to(directory, versions):
+            return True
+    return False
+
+
+def _resolves_to(directory: str, versions: str) -> bool:
+    try:
+        return os.path.realpath(directory) == versions
+    except (OSError, ValueError):
+        return False
+
+
+def _linked_ids(value: str, versions: str) -> set[str]:
+    """Ids reached through a link that points into `versions/` (e.g. `~/mylink/bin/...`)."""
+    found = set()
+    for token in _PATH_START.split(value):
+        if token.startswith(("/", "~")):
+            real = os.path.realpath(os.path.expanduser(token))
+            if real.startswith(versions + os.sep):
+                found.add(real[len(versions) + 1 :].split(os.sep)[0])
+    return found
 
 
 @dataclass(frozen=True)

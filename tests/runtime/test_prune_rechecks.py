@@ -157,14 +157,14 @@ def test_a_candidate_registered_at_the_pause_is_kept(paused: Paused, client: str
     command = f"{root}/versions/{paused.candidate}/bin/lean-beam-mcp"
     if client == "codex":
         write_codex(home, {"late": command})
-        reason = "referenced by codex:late"
+        reason = f"referenced by codex:late in {home / '.codex' / 'config.toml'}"
     else:
         (home / ".claude.json").write_text(
             json.dumps(
                 {"mcpServers": {"late": {"command": "sh", "args": ["-c", f"exec {command}"]}}}
             )
         )
-        reason = "referenced by claude-code:late"
+        reason = f"referenced by claude-code:late in {home / '.claude.json'}"
     body = paused.finish()
     assert body["removed"] == []
     assert late(body, paused.candidate) == ([[reason]], [])
@@ -188,7 +188,7 @@ def test_a_candidate_leased_at_the_pause_is_kept(paused: Paused) -> None:
     finally:
         holder.stop()
     assert body["removed"] == []
-    assert late(body, paused.candidate) == ([["active"]], [])
+    assert late(body, paused.candidate) == ([[f"active (pid {holder.proc.pid})"]], [])
     assert (paused.entry / "manifest.json").is_file()
 
 

@@ -66,22 +66,21 @@ def test_a_config_of_the_wrong_shape_blocks_the_ids_in_its_text(
     assert ref.error and "does not parse" in ref.describe()
 
 
-# The realpath pass over `=`/`:`-separated tokens reads the rest of the token as part of the id
-# (`<id> && ...` -> "<id> && ..."): a references.py bug, fixed in the merge.
-ID_TAIL_BUG = pytest.mark.xfail(
-    strict=True, reason="references id-exactness bug, fixed in the merge"
-)
-
-
+# Once a realpath pass over `=`/`:`-separated tokens read the rest of the token as part of
+# the id (`<id> && ...` -> "<id> && ...").
 @pytest.mark.parametrize(
     "tail",
     [
         ":/usr/bin",
         "=1",
-        *(
-            pytest.param(tail, marks=ID_TAIL_BUG)
-            for tail in (" && exec lean-beam-mcp", "'", '"', " --stdio", "\tx", "\nx", ",x", ";x")
-        ),
+        " && exec lean-beam-mcp",
+        "'",
+        '"',
+        " --stdio",
+        "\tx",
+        "\nx",
+        ",x",
+        ";x",
     ],
 )
 def test_an_id_ends_where_the_argument_stops_naming_it(root: Path, tail: str) -> None:
@@ -127,7 +126,6 @@ def test_a_parsable_config_blocks_only_what_it_registers(home: Path, root: Path)
     assert blocked(index(root, home)) == {ID_A: ["claude-code"], ID_B: []}
 
 
-@pytest.mark.xfail(strict=True, reason="references alias bug, fixed in the merge")
 def test_alias_spellings_embedded_in_longer_strings_count(home: Path, tmp_path: Path) -> None:
     real = tmp_path / "real"
     real.mkdir()
