@@ -17,6 +17,7 @@ import anyio
 import psutil
 from anyio.abc import TaskGroup
 
+from beam_runtime.broker.fingerprint import SourceCache
 from beam_runtime.broker.launch import resolve_launch
 from beam_runtime.broker.session import ChannelOpener, LeanSession, Limits
 from beam_runtime.broker.versions import VersionStore
@@ -39,6 +40,7 @@ class SessionManager:
         self.sessions: OrderedDict[str, LeanSession] = OrderedDict()
         self.epochs: dict[str, int] = {}
         self.versions = VersionStore()
+        self.sources = SourceCache()  # outlives sessions, like versions
         self.ever_started = False
         self._creating: dict[str, anyio.Lock] = {}
         self._closing = False
@@ -78,7 +80,9 @@ class SessionManager:
         )
         epoch = self.epochs.get(root, 0) + 1
         self.epochs[root] = epoch
-        session = LeanSession(root, epoch, launch, self.config.limits, self.versions)
+        session = LeanSession(
+            root, epoch, launch, self.config.limits, self.versions, self.sources
+        )
         for observer in self.session_observers:
             observer(session)
         self.ever_started = True
@@ -150,6 +154,7 @@ def _describe(session: LeanSession) -> dict[str, Any]:
         "open_documents": len(session.documents),
         "scratch_documents": len(session.uri_observers),
         "lean_workers": {"count": len(workers), "rss_bytes": _rss(workers)},
+        "lean": {**session.lean_work(), "rss_bytes": _rss(workers)},
     }
 
 

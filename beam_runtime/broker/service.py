@@ -84,7 +84,8 @@ class Broker:
         """
         manager = self._manager()
         if path is not None and not (rereads and _alive(manager, root)):
-            read_source(resolve_source(root, path))
+            source = resolve_source(root, path)
+            manager.sources.read(source.abs_path, lambda: read_source(source))
         async with manager.use(root) as session:
             return await operation(session, args, ctx)
 

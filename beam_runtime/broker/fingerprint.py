@@ -1,0 +1,107 @@
+"""Whether a named source file must be read again: its stat fingerprint, guarded for racy times.
+
+A file whose (device, inode, size, mtime_ns, ctime_ns) did not change since it was last read is
+taken as unchanged, so a call on an unchanged file costs one ``stat`` instead of a read, a UTF-8
+check and a SHA-256 of the whole file. A timestamp only moves in steps of the filesystem's
+granularity, so a file modified within that window of its read could change again without its
+fingerprint moving; such an entry is "racy" (git's term for the same problem) and is read and
+hashed again on every use until its modification time is safely in the past.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from beam_runtime.broker.versions import content_digest
+
+Fingerprint = tuple[int, int, int, int, int]
+
+# Coarser than any local filesystem's timestamps (FAT keeps 2 s) and the kernel's coarse clock.
+RACY_WINDOW_NS = 2_000_000_000
+MAX_ENTRIES = 256
+MAX_BYTES = 64 << 20
+
+
+def fingerprint(st: os.stat_result) -> Fingerprint:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One read of a file: its bytes (checked by the reader), their digest, its fingerprint."""
+
+    data: bytes
+    digest: str
+    stamp: Fingerprint
+    read_ns: int  # wall clock just before the read
+
+    def racy(self, window_ns: int) -> bool:
+        """Modified so close to the read that a later change may keep the same fingerprint."""
+        changed_ns = max(self.stamp[3], self.stamp[4])
+        return changed_ns >= self.read_ns - window_ns
+
+
+@dataclass
+class ReadCounts:
+    """How often a named file was actually read, against how often its fingerprint sufficed."""
+
+    reads: int = 0
+    racy_reads: int = 0
+    hits: int = 0
+
+
+class SourceCache:
+    """The last read of each named file, reused while its fingerprint holds (bounded, LRU)."""
+
+    def __init__(self, window_ns: int = RACY_WINDOW_NS) -> None:
+        self.window_ns = window_ns
+        self.counts = ReadCounts()
+        self._entries: OrderedDict[str, Snapshot] = OrderedDict()
+        self._bytes = 0
+
+    def read(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
+        """The file's snapshot; ``reader`` (which raises on unreadable or bad bytes) on a miss."""
+        entry = self._entries.get(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._forget(path)
+            st = None  # the reader raises the error the caller reports
+        if entry is not None and st is not None and fingerprint(st) == entry.stamp:
+            if not entry.racy(self.window_ns):
+                self.counts.hits += 1
+                self._entries.move_to_end(path)
+                return entry
+            self.counts.racy_reads += 1
+        return self._reread(path, st, reader)
+
+    def _reread(
+        self, path: str, st: os.stat_result | None, reader: Callable[[], bytes]
+    ) -> Snapshot:
+        # The stamp is taken before the read: a change during the read moves the fingerprint
+        # away from the stored one, so the next use reads again.
+        read_ns = time.time_ns()
+        self._forget(path)
+        data = reader()
+        self.counts.reads += 1
+        stamp = fingerprint(st) if st is not None else (-1, -1, -1, -1, -1)
+        snapshot = Snapshot(data, content_digest(data), stamp, read_ns)
+        if st is not None:
+            self._remember(path, snapshot)
+        return snapshot
+
+    def _remember(self, path: str, snapshot: Snapshot) -> None:
+        self._entries[path] = snapshot
+        self._bytes += len(snapshot.data)
+        while self._entries and (len(self._entries) > MAX_ENTRIES or self._bytes > MAX_BYTES):
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= len(old.data)
+
+    def _forget(self, path: str) -> None:
+        old = self._entries.pop(path, None)
+        if old is not None:
+            self._bytes -= len(old.data)
