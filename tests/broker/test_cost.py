@@ -88,7 +88,7 @@ TEXT = "".join(f"def d{i} : Nat := {i} -- 𝔸{i}é\n" for i in range(200))
 
 def _edits(text: str) -> list[tuple[str, str]]:
     lines = text.split("\n")
-    middle = lines[:100] + ["def fresh : Nat := 7 -- 😀 mid"] + lines[100:]
+    middle = [*lines[:100], "def fresh : Nat := 7 -- 😀 mid", *lines[100:]]
     return [
         ("one line changed after a surrogate pair", text.replace("𝔸57é", "𝔸57éé", 1)),
         ("line inserted in the middle", "\n".join(middle)),
