@@ -12,6 +12,9 @@ from typing import Any
 from beam_runtime.broker.text import utf16_len
 
 FIRST_STEP = 1 << 12  # characters compared at once at first; the step doubles while equal
+# ... up to this: a larger slice is its own mmap (fresh pages each time), which costs more
+# than the loop turns it saves
+MAX_STEP = 1 << 15
 
 
 def common_start(a: str, b: str) -> int:
@@ -22,7 +25,7 @@ def common_start(a: str, b: str) -> int:
         high = min(limit, low + step)
         if a[low:high] != b[low:high]:
             return _first_difference(a, b, low, high)
-        low, step = high, step * 2
+        low, step = high, min(step * 2, MAX_STEP)
     return limit
 
 
@@ -41,7 +44,7 @@ def common_end(a: str, b: str, limit: int) -> int:
                 else:
                     high = mid
             return low
-        done, step = more, step * 2
+        done, step = more, min(step * 2, MAX_STEP)
     return limit
 
 
@@ -56,9 +59,12 @@ def _first_difference(a: str, b: str, low: int, high: int) -> int:
     return low
 
 
-def position(text: str, index: int) -> dict[str, int]:
-    """The LSP position of ``index`` in ``text``."""
-    line = text.count("\n", 0, index)
+def position(text: str, index: int, line: int | None = None, after: int = 0) -> dict[str, int]:
+    """The LSP position of ``index`` in ``text``; ``line`` is that of ``after`` when known."""
+    if line is None:
+        line = text.count("\n", 0, index)
+    else:
+        line += text.count("\n", after, index)
     start = text.rfind("\n", 0, index) + 1
     return {"line": line, "character": utf16_len(text[start:index])}
 
@@ -71,8 +77,6 @@ def content_change(old: str, new: str) -> tuple[dict[str, Any], bool]:
     inserted = new[start : len(new) - end]
     if removed + len(inserted) > len(new) // 2 and len(new) > 0:
         return {"text": new}, False
-    edit = {
-        "range": {"start": position(old, start), "end": position(old, len(old) - end)},
-        "text": inserted,
-    }
-    return edit, True
+    first = position(old, start)
+    last = position(old, len(old) - end, first["line"], start)
+    return {"range": {"start": first, "end": last}, "text": inserted}, True

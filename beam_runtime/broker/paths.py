@@ -115,7 +115,7 @@ def _read_file(path: str) -> bytes:
             chunks.append(os.read(fd, 1 << 16))
     finally:
         os.close(fd)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 2 else b"".join(chunks)  # no copy of a whole read
 
 
 def check_utf8(source: SourceFile, data: bytes) -> None:
