@@ -50,11 +50,14 @@ def body(lines: int, serial: int) -> str:
 
 
 class Server:
-    def __init__(self, tree: Path) -> None:
+    """``lean-beam-mcp`` of ``tree`` (its own directory first on ``sys.path``)."""
+
+    def __init__(self, tree: Path, *flags: str, **env: str) -> None:
+        args = flags or ("--lean-cmd", FAKE_CMD)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
+            [sys.executable, "-m", "beam_mcp", *args],
             cwd=tree,
-            env=minimal_env(PYTHONPATH=str(tree), **FAKE_ENV),
+            env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, **env}),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

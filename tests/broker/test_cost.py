@@ -147,3 +147,29 @@ def test_a_header_change_counts_a_worker_start(servers: list[Server], project: P
     second = _lean(server, 4, project)
     assert second["workers_started"] == 2 and second["header_loads"] == 2, second
     assert second["incremental_sends"] == 1 and second["rss_bytes"] >= 0
+
+
+PROOF = (
+    "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
+    "  constructor\n"
+    "  exact hp\n"
+    "  exact hq\n"
+)
+
+
+def test_probes_reuse_one_worker_and_send_only_ranges(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.log"
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log), FAKE_LEAN_STRICT_EDITS="1")
+    (project / "Main.lean").write_text(TEXT + PROOF)
+    ws = {**workspace(project), "path": "Main.lean"}
+    version = _sync(server, 1, project, "Main.lean")["version"]
+    first = TEXT.count("\n")
+    for rid, (line, text) in enumerate([(1, "skip"), (2, "exact hp"), (3, "exact hq")] * 2, 10):
+        where = {**ws, "version": version, "line": first + line, "character": 2}
+        ok(server, rid, "lean_run_at", {**where, "text": text})
+    counts = _lean(server, 50, project)
+    # the document's worker and one scratch worker; every probe after the first is a range edit
+    assert counts["workers_started"] == 2 and counts["full_text_sends"] == 2, counts
+    assert counts["incremental_sends"] == 5, counts
