@@ -11,16 +11,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import psutil
 from anyio.abc import TaskGroup
 
 from beam_runtime.broker.fingerprint import SourceCache
 from beam_runtime.broker.launch import resolve_launch
 from beam_runtime.broker.session import ChannelOpener, LeanSession, Limits
 from beam_runtime.broker.versions import VersionStore
+
+if TYPE_CHECKING:
+    import psutil
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,8 @@ def _describe(session: LeanSession) -> dict[str, Any]:
 def _tree(pid: int | None) -> list[psutil.Process]:
     if pid is None:
         return []
+    import psutil  # 8 ms of start-up that only ``beam_stats`` needs here
+
     try:
         process = psutil.Process(pid)
         return [process, *process.children(recursive=True)]
@@ -170,6 +174,8 @@ def _tree(pid: int | None) -> list[psutil.Process]:
 
 def _is_worker(process: psutil.Process) -> bool:
     """Lean's watchdog starts one ``lean --worker`` process per open document (decision 51)."""
+    import psutil
+
     try:
         return "--worker" in process.cmdline()
     except psutil.Error:
@@ -177,6 +183,8 @@ def _is_worker(process: psutil.Process) -> bool:
 
 
 def _rss(processes: list[psutil.Process]) -> int:
+    import psutil
+
     total = 0
     for process in processes:
         try:
