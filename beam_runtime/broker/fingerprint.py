@@ -2,10 +2,11 @@
 
 A file whose (device, inode, size, mtime_ns, ctime_ns) did not change since it was last read is
 taken as unchanged, so a call on an unchanged file costs one ``stat`` instead of a read, a UTF-8
-check and a SHA-256 of the whole file. A timestamp only moves in steps of the filesystem's
-granularity, so a file modified within that window of its read could change again without its
-fingerprint moving; such an entry is "racy" (git's term for the same problem) and is read and
-hashed again on every use until its modification time is safely in the past.
+check and a comparison with the text Lean holds. A timestamp only moves in steps of the
+filesystem's granularity, so a file modified within that window of its read could change again
+without its fingerprint moving; such an entry is "racy" (git's term for the same problem) and is
+read again on every use until its modification time is safely in the past. The SHA-256 of a
+read is computed only when something asks for it: change detection compares bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from beam_runtime.broker.versions import content_digest
 
@@ -32,12 +34,16 @@ def fingerprint(st: os.stat_result) -> Fingerprint:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One read of a file: its bytes (checked by the reader), their digest, its fingerprint."""
+    """One read of a file: its bytes (checked by the reader) and its fingerprint."""
 
     data: bytes
-    digest: str
     stamp: Fingerprint
     read_ns: int  # wall clock just before the read
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 of the bytes, computed on first use (comparing bytes is cheaper)."""
+        return content_digest(self.data)
 
     def racy(self, window_ns: int) -> bool:
         """Modified so close to the read that a later change may keep the same fingerprint."""
@@ -90,11 +96,9 @@ class SourceCache:
         data = reader()
         self.counts.reads += 1
         stamp = fingerprint(st) if st is not None else (-1, -1, -1, -1, -1)
-        if old is not None and old.stamp == stamp and old.data == data:
-            digest = old.digest  # a racy entry read again, unchanged: no hash
-        else:
-            digest = content_digest(data)
-        snapshot = Snapshot(data, digest, stamp, read_ns)
+        if old is not None and old.data == data:
+            data = old.data  # the same bytes: keep one copy (and identity makes compares free)
+        snapshot = Snapshot(data, stamp, read_ns)
         if st is not None:
             self._remember(path, snapshot)
         return snapshot

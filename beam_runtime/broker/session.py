@@ -280,7 +280,7 @@ class LeanSession:
         doc = self.documents.get(source.abs_path)
         if doc is None:
             version = self.versions.next_version(source.abs_path)
-            doc = OpenDocument(source, version, snap.data, snap.digest)
+            doc = OpenDocument(source, version, snap.data)
             self.documents[source.abs_path] = doc
             self.by_uri[source.uri] = doc
             self._source_replaced(source.abs_path, version)
@@ -289,20 +289,18 @@ class LeanSession:
                 "textDocument/didOpen", messages.did_open(source.uri, version, doc.text.text)
             )
             return doc, True
-        changed = doc.digest != snap.digest
+        changed = doc.data != snap.data  # memcmp, or identity when the read was reused
         if not changed and not doc.crashed:
             return doc, False
-        await self._send_change(channel, doc, snap.data, snap.digest)
+        await self._send_change(channel, doc, snap.data)
         if changed:
             await channel.notify("textDocument/didSave", messages.did_save(doc.uri))
         return doc, changed
 
-    async def _send_change(
-        self, channel: LspClient, doc: OpenDocument, data: bytes, digest: str
-    ) -> None:
+    async def _send_change(self, channel: LspClient, doc: OpenDocument, data: bytes) -> None:
         """The new text to Lean: a range edit from the text Lean holds, or the whole text."""
         old_text, crashed = doc.text.text, doc.crashed
-        doc.new_version(self.versions.next_version(doc.source.abs_path), data, digest)
+        doc.new_version(self.versions.next_version(doc.source.abs_path), data)
         self._source_replaced(doc.source.abs_path, doc.version)
         new_text = doc.text.text
         if crashed:  # a new worker starts for the text Lean holds: send all of it
