@@ -82,9 +82,7 @@ class SessionManager:
         )
         epoch = self.epochs.get(root, 0) + 1
         self.epochs[root] = epoch
-        session = LeanSession(
-            root, epoch, launch, self.config.limits, self.versions, self.sources
-        )
+        session = LeanSession(root, epoch, launch, self.config.limits, self.versions, self.sources)
         for observer in self.session_observers:
             observer(session)
         self.ever_started = True
