@@ -58,7 +58,8 @@ class Stats:
         workspaces = [
             {"root": root, "session": session,
              "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
-             "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0})}
+             "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0}),
+             "lean": session.get("lean", {})}
             for root, session in sorted(sessions.items())
         ]
         return {

@@ -95,7 +95,7 @@ def _read_upto(fd: int, path: str, cap: int, size: int) -> bytes:
         chunk = os.read(fd, min(1 << 16, cap + 1 - total))
         total += len(chunk)
         chunks.append(chunk)
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 2 else b"".join(chunks)  # no copy of a whole read
 
 
 def timed_out(path: str, seconds: float) -> RefusedRead:

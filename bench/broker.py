@@ -6,6 +6,8 @@
 2. ``lean_sync`` of a 2,000-line file (first sync, then an unchanged re-sync).
 
 Run: ``.venv-test/bin/python bench/broker.py [--rounds N]``. Figures go to docs/PERFORMANCE.md.
+``bench/broker.py --cost [ARGS]`` runs ``bench/cost.py`` instead (server CPU per call at 100,
+10,000 and 50,000 lines, issue 17).
 """
 
 from __future__ import annotations
@@ -227,6 +229,12 @@ def sync_big(server: McpClient, root: Path) -> tuple[float, float, dict[str, Any
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--cost"]:
+        from bench import cost
+
+        sys.argv[1:2] = []
+        cost.main()
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--no-sync", action="store_true", help="skip the 2,000-line sync")

@@ -25,7 +25,7 @@ class OpenDocument:
     source: SourceFile
     version: int
     data: bytes
-    digest: str
+    digest: str | None = None  # SHA-256 of ``data`` when the creator knew it; compare ``data``
     diagnostics: list[diag.Diagnostic] = field(default_factory=list)
     progress: DocumentProgress = field(default_factory=DocumentProgress)
     crashed: bool = False
@@ -44,7 +44,7 @@ class OpenDocument:
             self._text = DocumentText(normalize_newlines(self.data.decode("utf-8")))
         return self._text
 
-    def new_version(self, version: int, data: bytes, digest: str) -> None:
+    def new_version(self, version: int, data: bytes, digest: str | None = None) -> None:
         """A new text was sent to Lean: forget what belonged to the old one."""
         self.version = version
         self.data = data

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import anyio
 from anyio.abc import TaskStatus
 
-from beam_runtime.broker import errors, freshness
+from beam_runtime.broker import edits, errors, freshness
 from beam_runtime.broker.diagnostics import is_stale_marker
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.paths import SourceFile, path_to_uri
@@ -96,13 +96,20 @@ class ScratchDocument:
     async def _send(self, text: str, header: str, now: dict[str, freshness.Stamp]) -> OpenDocument:
         data = text.encode("utf-8")
         mirror = self.mirror
+        old_text = mirror.text.text
         mirror.new_version(mirror.version + 1, data, content_digest(data))
+        work = self.session.work
         if not self.opened:
             self.opened = True
+            work.opened(header)
             opening = messages.did_open(self.uri, mirror.version, text)
             await self.session.notify("textDocument/didOpen", opening)
         else:
-            change = messages.did_change_full(self.uri, mirror.version, text)
+            content, ranged = edits.content_change(old_text, mirror.text.text)
+            work.changed(ranged=ranged)
+            if header != self.header:
+                work.worker_started(header)
+            change = messages.did_change(self.uri, mirror.version, [content])
             await self.session.notify("textDocument/didChange", change)
         if header != self.header:  # a new header: Lean restarts the worker, which loads now
             self.header, self.stamps = header, now

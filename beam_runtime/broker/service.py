@@ -83,7 +83,8 @@ class Broker:
         """
         manager = self._manager()
         if path is not None and not (rereads and _alive(manager, root)):
-            await read_source_async(resolve_source(root, path))
+            source = resolve_source(root, path)
+            await manager.sources.aread(source.abs_path, lambda: read_source_async(source))
         async with manager.use(root) as session:
             return await operation(session, args, ctx)
 

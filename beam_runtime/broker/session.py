@@ -16,12 +16,14 @@ from typing import Any
 
 import anyio
 
-from beam_runtime.broker import errors
+from beam_runtime.broker import edits, errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.fingerprint import SourceCache
 from beam_runtime.broker.launch import LaunchSpec
-from beam_runtime.broker.paths import SourceFile, check_utf8, path_to_uri, read_bytes_async
-from beam_runtime.broker.versions import VersionStore, content_digest
+from beam_runtime.broker.leanwork import LeanWork, header_of
+from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source_async
+from beam_runtime.broker.versions import VersionStore
 from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
 from beam_runtime.lsp.errors import (
@@ -61,12 +63,15 @@ class LeanSession:
         launch: LaunchSpec,
         limits: Limits,
         versions: VersionStore,
+        sources: SourceCache | None = None,
     ) -> None:
         self.root = root
         self.epoch = epoch
         self.launch = launch
         self.limits = limits
         self.versions = versions
+        self.sources = sources if sources is not None else SourceCache()
+        self.work = LeanWork()
         self.channel: LspClient | None = None
         self.documents: dict[str, OpenDocument] = {}
         self.by_uri: dict[str, OpenDocument] = {}
@@ -265,33 +270,55 @@ class LeanSession:
         return DocumentLock(lock)
 
     async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
-        """Re-read the file and bring Lean up to date; the caller holds the document lock."""
+        """Re-read the file and bring Lean up to date; the caller holds the document lock.
+
+        The file is read only when its stat fingerprint moved (``fingerprint.py``); an edit
+        goes to Lean as one range edit unless it replaces most of the file.
+        """
         channel = self._require_channel()
-        data = await read_bytes_async(source)
-        digest = content_digest(data)
+        snap = await self.sources.aread(source.abs_path, lambda: read_source_async(source))
         doc = self.documents.get(source.abs_path)
-        if doc is None or doc.digest != digest:  # bytes seen before were checked then
-            check_utf8(source, data)
         if doc is None:
             version = self.versions.next_version(source.abs_path)
-            doc = OpenDocument(source, version, data, digest)
+            doc = OpenDocument(source, version, snap.data)
             self.documents[source.abs_path] = doc
             self.by_uri[source.uri] = doc
             self._source_replaced(source.abs_path, version)
+            self.work.opened(header_of(doc.text.text))
             await channel.notify(
                 "textDocument/didOpen", messages.did_open(source.uri, version, doc.text.text)
             )
             return doc, True
-        changed = doc.digest != digest
+        changed = doc.data != snap.data  # memcmp, or identity when the read was reused
         if not changed and not doc.crashed:
             return doc, False
-        doc.new_version(self.versions.next_version(source.abs_path), data, digest)
-        self._source_replaced(source.abs_path, doc.version)
-        change = messages.did_change_full(doc.uri, doc.version, doc.text.text)
-        await channel.notify("textDocument/didChange", change)
+        await self._send_change(channel, doc, snap.data)
         if changed:
             await channel.notify("textDocument/didSave", messages.did_save(doc.uri))
         return doc, changed
+
+    async def _send_change(self, channel: LspClient, doc: OpenDocument, data: bytes) -> None:
+        """The new text to Lean: a range edit from the text Lean holds, or the whole text."""
+        old_text, crashed = doc.text.text, doc.crashed
+        doc.new_version(self.versions.next_version(doc.source.abs_path), data)
+        self._source_replaced(doc.source.abs_path, doc.version)
+        new_text = doc.text.text
+        if crashed:  # a new worker starts for the text Lean holds: send all of it
+            change, ranged = {"text": new_text}, False
+        else:
+            change, ranged = edits.content_change(old_text, new_text)
+        header = header_of(new_text)
+        if crashed or header != header_of(old_text):
+            self.work.worker_started(header)
+        self.work.changed(ranged=ranged)
+        params = messages.did_change(doc.uri, doc.version, [change])
+        await channel.notify("textDocument/didChange", params)
+
+    def lean_work(self) -> dict[str, int]:
+        """``beam_stats``' ``lean`` object, without ``rss_bytes`` (the manager measures it)."""
+        counts = self.work.as_dict()
+        counts["bytes_sent"] = self.channel.bytes_sent if self.channel is not None else 0
+        return counts
 
     async def close_document(self, source: SourceFile) -> bool:
         doc = self.documents.pop(source.abs_path, None)

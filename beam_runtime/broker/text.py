@@ -14,7 +14,7 @@ from beam_runtime.broker.errors import BrokerError
 
 
 def normalize_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n") if "\r" in text else text  # the test is 100x cheaper
 
 
 def utf16_len(text: str) -> int:

@@ -167,6 +167,7 @@ class LspClient:
         self._stderr = process.PipeReceiveStream(proc.popen.stderr)
         self.stderr = process.StderrTail(stderr_lines)
         self._send_lock = anyio.Lock()
+        self.bytes_sent = 0  # every frame written to the server's stdin (``beam_stats``)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Waiter] = {}
         self._handlers: dict[str | None, list[NotificationHandler]] = {}
@@ -387,6 +388,7 @@ class LspClient:
             await lock.acquire()
         try:
             await self._stdin.send(frame)
+            self.bytes_sent += len(frame)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
             broken: Exception = error
         else:

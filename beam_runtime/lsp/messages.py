@@ -63,6 +63,11 @@ def did_change_full(uri: str, version: int, text: str) -> dict[str, Any]:
     }
 
 
+def did_change(uri: str, version: int, changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """``didChange`` with the given content changes (ranged ones in UTF-16 positions)."""
+    return {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}
+
+
 def did_close(uri: str) -> dict[str, Any]:
     return {"textDocument": {"uri": uri}}
 

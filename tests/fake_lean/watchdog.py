@@ -15,7 +15,7 @@ from tests.fake_lean import capabilities, features, imports, rpc
 from tests.fake_lean.config import Settings
 from tests.fake_lean.document import Document, Snapshot, diag_json
 from tests.fake_lean.model import INFORMATION, Diag
-from tests.fake_lean.source import Pos, eof
+from tests.fake_lean.source import Pos, eof, normalize
 from tests.fake_lean.wire import Writer, read_message
 
 CONTENT_MODIFIED = -32801
@@ -192,6 +192,30 @@ class Server:
         if doc is None or not changes:
             return
         doc.change(params["textDocument"]["version"], changes)
+        ranged = [change for change in changes if "range" in change]
+        if ranged:
+            self._check_edit(doc, len(ranged))
+
+    def _check_edit(self, doc: Document, ranges: int) -> None:
+        """After range edits, a source document's text must equal its file (issue 17).
+
+        A mismatch is logged loudly (stderr and the request log); with
+        ``FAKE_LEAN_STRICT_EDITS=1`` the server also exits with code 70, failing the test.
+        Scratch documents have no file and are not checked.
+        """
+        path = _uri_path(doc.uri)
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                on_disk = normalize(handle.read())
+        except OSError:
+            return
+        match = on_disk == doc.text
+        self._log({"didChange": doc.uri, "ranges": ranges, "matchesFile": match})
+        if match:
+            return
+        self._eprint(f"FAKE LEAN: INCREMENTAL EDIT MISMATCH for {doc.uri}: text != file")
+        if os.environ.get("FAKE_LEAN_STRICT_EDITS") == "1":
+            os._exit(70)
 
     def _did_close(self, uri: str) -> None:
         doc = self.docs.pop(uri, None)

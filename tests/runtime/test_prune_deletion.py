@@ -93,9 +93,9 @@ def unprivileged_prune(world: World) -> subprocess.CompletedProcess[str]:
     if not AS_ROOT:
         argv = [str(launcher), *args]
     else:
-        exec_line = next(
-            line for line in launcher.read_text().splitlines() if line.startswith("exec ")
-        )
+        text = launcher.read_text()
+        start = text.index("\nexec ") + 1
+        exec_line = text[start:]  # the -c code may span several lines
         words = shlex.split(exec_line)[1:]  # interpreter, flags, -c code, "$0", "$@"
         assert words[-2:] == ["$0", "$@"], exec_line
         argv = [
@@ -171,7 +171,7 @@ def test_a_failed_deletion_leaves_the_runtime_out_of_versions(world: World) -> N
 TRACED = (
     "rename,renameat,renameat2,unlink,unlinkat,rmdir,fsync,fdatasync,syncfs,sync,symlink,symlinkat"
 )
-CALL = re.compile(r"^\d+ (\w+)\((.*)\) += (-?\d+)")
+CALL = re.compile(r"^\d+\s+(\w+)\((.*)\) += (-?\d+)")
 FD_PATH = re.compile(r"^-?\d+<([^>]*)>")
 
 

@@ -1,0 +1,128 @@
+"""Whether a named source file must be read again: its stat fingerprint, guarded for racy times.
+
+A file whose (device, inode, size, mtime_ns, ctime_ns) did not change since it was last read is
+taken as unchanged, so a call on an unchanged file costs one ``stat`` instead of a read, a UTF-8
+check and a comparison with the text Lean holds. A timestamp only moves in steps of the
+filesystem's granularity, so a file modified within that window of its read could change again
+without its fingerprint moving; such an entry is "racy" (git's term for the same problem) and is
+read again on every use until its modification time is safely in the past. The SHA-256 of a
+read is computed only when something asks for it: change detection compares bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from beam_runtime.broker.versions import content_digest
+
+Fingerprint = tuple[int, int, int, int, int]
+
+# Coarser than any local filesystem's timestamps (FAT keeps 2 s) and the kernel's coarse clock.
+RACY_WINDOW_NS = 2_000_000_000
+MAX_ENTRIES = 256
+MAX_BYTES = 64 << 20
+
+
+def fingerprint(st: os.stat_result) -> Fingerprint:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One read of a file: its bytes (checked by the reader) and its fingerprint."""
+
+    data: bytes
+    stamp: Fingerprint
+    read_ns: int  # wall clock just before the read
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 of the bytes, computed on first use (comparing bytes is cheaper)."""
+        return content_digest(self.data)
+
+    def racy(self, window_ns: int) -> bool:
+        """Modified so close to the read that a later change may keep the same fingerprint."""
+        changed_ns = max(self.stamp[3], self.stamp[4])
+        return changed_ns >= self.read_ns - window_ns
+
+
+@dataclass
+class ReadCounts:
+    """How often a named file was actually read, against how often its fingerprint sufficed."""
+
+    reads: int = 0
+    racy_reads: int = 0
+    hits: int = 0
+
+
+class SourceCache:
+    """The last read of each named file, reused while its fingerprint holds (bounded, LRU)."""
+
+    def __init__(self, window_ns: int = RACY_WINDOW_NS) -> None:
+        self.window_ns = window_ns
+        self.counts = ReadCounts()
+        self._entries: OrderedDict[str, Snapshot] = OrderedDict()
+        self._bytes = 0
+
+    def read(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
+        """The file's snapshot; ``reader`` (which raises on unreadable or bad bytes) on a miss."""
+        hit, st = self._lookup(path)
+        if hit is not None:
+            return hit
+        read_ns = time.time_ns()  # before the read: a change during it moves the fingerprint
+        return self._store(path, st, read_ns, reader())
+
+    async def aread(self, path: str, reader: Callable[[], Awaitable[bytes]]) -> Snapshot:
+        """`read` with a reader that runs off the event loop (a bounded read)."""
+        hit, st = self._lookup(path)
+        if hit is not None:
+            return hit
+        read_ns = time.time_ns()
+        return self._store(path, st, read_ns, await reader())
+
+    def _lookup(self, path: str) -> tuple[Snapshot | None, os.stat_result | None]:
+        """The stored snapshot when its fingerprint still holds, and the file's stat."""
+        entry = self._entries.get(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._forget(path)
+            st = None  # the reader raises the error the caller reports
+        if entry is not None and st is not None and fingerprint(st) == entry.stamp:
+            if not entry.racy(self.window_ns):
+                self.counts.hits += 1
+                self._entries.move_to_end(path)
+                return entry, st
+            self.counts.racy_reads += 1
+        return None, st
+
+    def _store(
+        self, path: str, st: os.stat_result | None, read_ns: int, data: bytes
+    ) -> Snapshot:
+        old = self._entries.get(path)
+        self._forget(path)
+        self.counts.reads += 1
+        stamp = fingerprint(st) if st is not None else (-1, -1, -1, -1, -1)
+        if old is not None and old.data == data:
+            data = old.data  # the same bytes: keep one copy (and identity makes compares free)
+        snapshot = Snapshot(data, stamp, read_ns)
+        if st is not None:
+            self._remember(path, snapshot)
+        return snapshot
+
+    def _remember(self, path: str, snapshot: Snapshot) -> None:
+        self._entries[path] = snapshot
+        self._bytes += len(snapshot.data)
+        while self._entries and (len(self._entries) > MAX_ENTRIES or self._bytes > MAX_BYTES):
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= len(old.data)
+
+    def _forget(self, path: str) -> None:
+        old = self._entries.pop(path, None)
+        if old is not None:
+            self._bytes -= len(old.data)
