@@ -24,12 +24,13 @@ from beam_runtime.record_check import full_problem
 
 CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
 SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
+# The self-check bounds each phase (30 s); this bounds the whole run.
 SELF_CHECK_TIMEOUT_S = 150.0
 ROUND_TRIP_TIMEOUT_VAR = "BEAM_DOCTOR_ROUND_TRIP_TIMEOUT_S"
 ROUND_TRIP_TIMEOUT_S = 30.0
 ELAN_INSTALL_COMMAND = (
     "curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh"
-)  # the self-check bounds each phase (30 s); this bounds the whole run
+)
 WRAPPER_MARK = "# managed-by: lean-beam"
 OK, INFO, WARN, FAIL = "ok", "info", "warn", "fail"
 
@@ -97,8 +98,10 @@ class DoctorReport:
             return f"{self.count(FAIL)} problem(s)"
         if self.lean_found:
             return "everything works"
-        return ("the lean-beam MCP server works; no Lean toolchain was found, so install elan "
-                f"before real use: {ELAN_INSTALL_COMMAND}")
+        return (
+            "the lean-beam MCP server works; no Lean toolchain was found, so install elan "
+            f"before real use: {ELAN_INSTALL_COMMAND}"
+        )
 
 
 def q(path: object) -> str:
@@ -128,8 +131,9 @@ def check_install_root(report: DoctorReport, root: Path) -> bool:
 
     section = "install root"
     if not root.exists():
-        report.add(section, "root", FAIL, f"{root} does not exist (not installed)",
-                   "lean-beam install")
+        report.add(
+            section, "root", FAIL, f"{root} does not exist (not installed)", "lean-beam install"
+        )
         return False
     try:
         claimed = inspect_root(root)
@@ -137,8 +141,7 @@ def check_install_root(report: DoctorReport, root: Path) -> bool:
         report.add(section, "root", FAIL, error.message, error.fix)
         return False
     if not claimed:
-        report.add(section, "marker", FAIL, f"{root} has no lean-beam marker",
-                   "lean-beam install")
+        report.add(section, "marker", FAIL, f"{root} has no lean-beam marker", "lean-beam install")
         return False
     report.add(section, "marker", OK, f"{root} is a lean-beam install root")
     return True
@@ -168,8 +171,9 @@ def check_wrappers(report: DoctorReport, root: Path) -> None:
         elif WRAPPER_MARK not in path.read_text(encoding="utf-8", errors="replace"):
             problem = "is not managed by lean-beam"
         if problem:
-            report.add("install root", command, FAIL, f"wrapper {path} {problem}",
-                       "lean-beam install")
+            report.add(
+                "install root", command, FAIL, f"wrapper {path} {problem}", "lean-beam install"
+            )
         else:
             report.add("install root", command, OK, f"wrapper {path}")
 
@@ -182,32 +186,51 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
 
     entries = annotate(root, scan_runtimes(root), index)
     if not entries:
-        report.add("runtimes", "versions", FAIL, f"{versions_dir(root)} has no runtime",
-                   "lean-beam install")
+        report.add(
+            "runtimes",
+            "versions",
+            FAIL,
+            f"{versions_dir(root)} has no runtime",
+            "lean-beam install",
+        )
     for entry in entries:
         invalid = entry.invalid if entry.manifest is None else full_problem(Path(entry.path))
         if invalid is not None:  # the same full check install makes before reusing a runtime
             aside = Path.home() / f"lean-beam-aside-{entry.name}"
-            report.add("runtimes", entry.name, FAIL, f"invalid: {invalid}",
-                       f"mv {q(entry.path)} {q(aside)}")
+            report.add(
+                "runtimes",
+                entry.name,
+                FAIL,
+                f"invalid: {invalid}",
+                f"mv {q(entry.path)} {q(aside)}",
+            )
             continue
         assert entry.manifest is not None
         python = entry.manifest.python
         flags = ", ".join(entry.holders()) or "unused"
         interpreter = Path(python["executable"])
         if interpreter.is_file() and os.access(interpreter, os.X_OK):
-            report.add("runtimes", entry.name, OK,
-                       f"{flags}; Python {python['version']} at {interpreter}")
+            report.add(
+                "runtimes", entry.name, OK, f"{flags}; Python {python['version']} at {interpreter}"
+            )
         else:
-            fix = ("reinstall lean-beam with a working Python, then `lean-beam install`"
-                   if entry.name == current else "lean-beam runtime prune --yes")
-            report.add("runtimes", entry.name, FAIL,
-                       f"{flags}; its interpreter {interpreter} is gone", fix)
+            fix = (
+                "reinstall lean-beam with a working Python, then `lean-beam install`"
+                if entry.name == current
+                else "lean-beam runtime prune --yes"
+            )
+            report.add(
+                "runtimes", entry.name, FAIL, f"{flags}; its interpreter {interpreter} is gone", fix
+            )
         check_nix_gcroot(report, root, entry.name, str(interpreter))
         if entry.active and entry.name != current:
-            report.add("runtimes", f"{entry.name} lease", WARN,
-                       "processes still run this older runtime",
-                       "restart the MCP clients (agents) to move them to the current runtime")
+            report.add(
+                "runtimes",
+                f"{entry.name} lease",
+                WARN,
+                "processes still run this older runtime",
+                "restart the MCP clients (agents) to move them to the current runtime",
+            )
     check_stale_leases(report, root, {e.name for e in entries})
 
 
@@ -221,10 +244,14 @@ def check_nix_gcroot(report: DoctorReport, root: Path, name: str, interpreter: s
     if os.path.islink(gcroot) and os.path.exists(gcroot):
         report.add("runtimes", f"{name} gc root", OK, f"{gcroot} -> {os.readlink(gcroot)}")
         return
-    report.add("runtimes", f"{name} gc root", WARN,
-               f"no Nix GC root at {gcroot}: nix-collect-garbage may delete the interpreter "
-               "and the libraries this runtime links against",
-               "rerun `lean-beam install` from the Nix package (with nix-store on PATH)")
+    report.add(
+        "runtimes",
+        f"{name} gc root",
+        WARN,
+        f"no Nix GC root at {gcroot}: nix-collect-garbage may delete the interpreter "
+        "and the libraries this runtime links against",
+        "rerun `lean-beam install` from the Nix package (with nix-store on PATH)",
+    )
 
 
 def check_stale_leases(report: DoctorReport, root: Path, names: set[str]) -> None:
@@ -234,8 +261,12 @@ def check_stale_leases(report: DoctorReport, root: Path, names: set[str]) -> Non
         return
     stale = [n for n in leases if n.endswith(".lease") and n[: -len(".lease")] not in names]
     if stale:
-        report.add("runtimes", "leases", INFO,
-                   f"lease files without a runtime (harmless): {', '.join(stale)}")
+        report.add(
+            "runtimes",
+            "leases",
+            INFO,
+            f"lease files without a runtime (harmless): {', '.join(stale)}",
+        )
 
 
 # ---- registrations ------------------------------------------------------------------------
@@ -247,8 +278,10 @@ def register_fix(client: str, name: str, config: Path, wrapper: Path) -> str:
     if client == "codex":
         return f"codex mcp remove {q(plain)} && codex mcp add {q(plain)} -- {q(wrapper)}"
     if client == "claude-code" and plain == name:
-        return (f"claude mcp remove --scope user {q(plain)} && "
-                f"claude mcp add --scope user {q(plain)} -- {q(wrapper)}")
+        return (
+            f"claude mcp remove --scope user {q(plain)} && "
+            f"claude mcp add --scope user {q(plain)} -- {q(wrapper)}"
+        )
     return f"edit {config}: make server {name!r} run {wrapper}"
 
 
@@ -269,9 +302,14 @@ def check_registrations(
     wrapper = bin_dir(root) / "lean-beam-mcp"
     section = "mcp registrations"
     for problem in index.registrations.problems:
-        report.add(section, f"{problem.client} config", WARN,
-                   f"{problem.config} cannot be parsed ({problem.error}); prune keeps every "
-                   "runtime whose id appears in it", f"fix the syntax of {problem.config}")
+        report.add(
+            section,
+            f"{problem.client} config",
+            WARN,
+            f"{problem.config} cannot be parsed ({problem.error}); prune keeps every "
+            "runtime whose id appears in it",
+            f"fix the syntax of {problem.config}",
+        )
     found = [e for e in index.registrations.entries if _is_beam_server(e, root)]
     if client is not None:
         found = [e for e in found if e.client == client]
@@ -283,22 +321,37 @@ def check_registrations(
         if ids:
             missing = [i for i in sorted(ids) if not (versions_dir(root) / i).is_dir()]
             if missing:
-                report.add(section, name, FAIL,
-                           f"points into removed runtime(s) {', '.join(missing)}", fix)
+                report.add(
+                    section, name, FAIL, f"points into removed runtime(s) {', '.join(missing)}", fix
+                )
             else:
-                report.add(section, name, WARN,
-                           f"pinned to runtime {', '.join(sorted(ids))}; installs will not "
-                           "update it", fix)
+                report.add(
+                    section,
+                    name,
+                    WARN,
+                    f"pinned to runtime {', '.join(sorted(ids))}; installs will not update it",
+                    fix,
+                )
         elif os.path.realpath(os.path.expanduser(command)) == os.path.realpath(wrapper):
             report.add(section, name, OK, f"runs {wrapper} ({entry.config})")
         else:
             report.add(section, name, WARN, f"runs {command}, not {wrapper}", fix)
     if not found and client is not None:
-        report.add(section, client, FAIL, f"no {client} registration runs lean-beam-mcp",
-                   f"lean-beam setup {client} --yes")
+        report.add(
+            section,
+            client,
+            FAIL,
+            f"no {client} registration runs lean-beam-mcp",
+            f"lean-beam setup {client} --yes",
+        )
     elif not found:
-        report.add(section, "clients", WARN, "no MCP client registration runs lean-beam-mcp",
-                   "lean-beam setup --yes (or name clients: lean-beam setup codex --yes)")
+        report.add(
+            section,
+            "clients",
+            WARN,
+            "no MCP client registration runs lean-beam-mcp",
+            "lean-beam setup --yes (or name clients: lean-beam setup codex --yes)",
+        )
     return found
 
 
@@ -314,8 +367,13 @@ def check_round_trips(
     for entry in entries:
         name = f"launch {entry.client}:{entry.server_name}"
         if not entry.command:
-            report.add("mcp round trip", name, FAIL, "the registration has no command",
-                       f"lean-beam setup {entry.client} --yes --force-unmanaged")
+            report.add(
+                "mcp round trip",
+                name,
+                FAIL,
+                "the registration has no command",
+                f"lean-beam setup {entry.client} --yes --force-unmanaged",
+            )
             continue
         child_env = {**client_env(env), **entry.env}
         key = (tuple(entry.command), tuple(sorted(child_env.items())))
@@ -326,8 +384,13 @@ def check_round_trips(
         if outcome.ok:
             report.add("mcp round trip", name, OK, f"{argv}: {outcome.detail}")
         else:
-            report.add("mcp round trip", name, FAIL, f"{argv}: {outcome.detail}",
-                       f"lean-beam setup {entry.client} --refresh --yes, or fix {entry.config}")
+            report.add(
+                "mcp round trip",
+                name,
+                FAIL,
+                f"{argv}: {outcome.detail}",
+                f"lean-beam setup {entry.client} --refresh --yes, or fix {entry.config}",
+            )
 
 
 def check_setup_journal(report: DoctorReport, root: Path) -> None:
@@ -344,9 +407,13 @@ def check_setup_journal(report: DoctorReport, root: Path) -> None:
         return
     if recovery is not None:
         status = WARN if recovery.conflicts else INFO
-        report.add("mcp registrations", "setup journal", status,
-                   recovery.to_text().replace("\n", "; "),
-                   "check the files named as left alone" if recovery.conflicts else None)
+        report.add(
+            "mcp registrations",
+            "setup journal",
+            status,
+            recovery.to_text().replace("\n", "; "),
+            "check the files named as left alone" if recovery.conflicts else None,
+        )
 
 
 # ---- Lean toolchain -----------------------------------------------------------------------
@@ -370,8 +437,12 @@ def check_toolchain(report: DoctorReport, cwd: Path, env: Mapping[str, str]) -> 
     else:
         report.add(section, "lake", need, "lake not found", tc.ELAN_INSTALL_FIX)
     if project is None:
-        report.add(section, "project", INFO,
-                   f"no Lean project at or above {cwd}; run doctor inside one to check it")
+        report.add(
+            section,
+            "project",
+            INFO,
+            f"no Lean project at or above {cwd}; run doctor inside one to check it",
+        )
         return
     report.add(section, "project", OK, str(project))
     try:
@@ -380,17 +451,29 @@ def check_toolchain(report: DoctorReport, cwd: Path, env: Mapping[str, str]) -> 
         report.add(section, "lean-toolchain", FAIL, error.message, error.fix)
         return
     status = WARN if spec.warning else OK
-    report.add(section, "lean-toolchain", status, spec.warning or spec.spec,
-               "pin a release (leanprover/lean4:vX.Y.Z) to get the supported-floor check"
-               if spec.warning else None)
+    report.add(
+        section,
+        "lean-toolchain",
+        status,
+        spec.warning or spec.spec,
+        "pin a release (leanprover/lean4:vX.Y.Z) to get the supported-floor check"
+        if spec.warning
+        else None,
+    )
     if lake:
         probe(report, "lake --version", [str(lake), "--version"], project, env)
     if elan:
         probe(report, "elan show", [str(elan), "show"], project, env, failure=WARN)
 
 
-def probe(report: DoctorReport, name: str, argv: list[str], cwd: Path,
-          env: Mapping[str, str], failure: str = FAIL) -> None:
+def probe(
+    report: DoctorReport,
+    name: str,
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    failure: str = FAIL,
+) -> None:
     from beam_runtime.toolchain import probe_timeout, run_probe
 
     try:
@@ -421,9 +504,15 @@ def check_mcp(report: DoctorReport, root: Path, cwd: Path, env: Mapping[str, str
     timeout = _self_check_timeout(env)
     try:
         done = subprocess.run(
-            [str(wrapper), "--self-check"], cwd=cwd, env=client_env(env),
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-            timeout=timeout, check=False,
+            [str(wrapper), "--self-check"],
+            cwd=cwd,
+            env=client_env(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         report.add(section, "self-check", FAIL, f"no answer within {timeout:g} s", fix)
@@ -433,11 +522,20 @@ def check_mcp(report: DoctorReport, root: Path, cwd: Path, env: Mapping[str, str
         return
     tail = (done.stdout.strip() + "\n" + done.stderr.strip()).strip().splitlines()[-5:]
     if done.returncode == 0:
-        report.add(section, "self-check", OK,
-                   f"{wrapper} answered with only {', '.join(CLIENT_ENV_KEYS)} set")
+        report.add(
+            section,
+            "self-check",
+            OK,
+            f"{wrapper} answered with only {', '.join(CLIENT_ENV_KEYS)} set",
+        )
     else:
-        report.add(section, "self-check", FAIL,
-                   f"{wrapper} --self-check exited {done.returncode}: " + " | ".join(tail), fix)
+        report.add(
+            section,
+            "self-check",
+            FAIL,
+            f"{wrapper} --self-check exited {done.returncode}: " + " | ".join(tail),
+            fix,
+        )
 
 
 def _self_check_timeout(env: Mapping[str, str]) -> float:

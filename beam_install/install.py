@@ -111,18 +111,24 @@ class InstallResult:
     def _next_steps(self) -> list[str]:
         lines = []
         if self.links_dir is not None and not _on_path(self.links_dir):
-            lines.append(f"note: {self.links_dir} is not on PATH: add it (export "
-                         f"PATH=\"{self.links_dir}:$PATH\") or run {self.root}/bin/lean-beam")
-        lines.append("next: register lean-beam-mcp with your MCP clients: lean-beam setup --yes "
-                     "(or name them: lean-beam setup codex claude-code --yes)")
+            lines.append(
+                f"note: {self.links_dir} is not on PATH: add it (export "
+                f'PATH="{self.links_dir}:$PATH") or run {self.root}/bin/lean-beam'
+            )
+        lines.append(
+            "next: register lean-beam-mcp with your MCP clients: lean-beam setup --yes "
+            "(or name them: lean-beam setup codex claude-code --yes)"
+        )
         if isinstance(self.setup_plan, BeamError):
             lines.append(f"  ({self.setup_plan.message}; {self.setup_plan.fix})")
         elif self.setup_plan is not None:
             lines += ["  " + line for line in self.setup_plan.to_text().splitlines()]
         lines.append("or by hand:")
         lines += [f"  {command}" for command in self.registration().values()]
-        lines.append("Lean itself comes from elan (https://github.com/leanprover/elan); "
-                     "`lean-beam doctor` checks everything.")
+        lines.append(
+            "Lean itself comes from elan (https://github.com/leanprover/elan); "
+            "`lean-beam doctor` checks everything."
+        )
         return lines
 
     def to_text(self) -> str:
@@ -163,8 +169,11 @@ def _setup_plan(root: Path) -> Any:
     except BeamError as error:
         return error
     except Exception as exc:  # the install is done; a hint must never turn it into a failure
-        return BeamError("internalError", f"could not plan setup ({exc})",
-                         "run `lean-beam setup` to see the plan")
+        return BeamError(
+            "internalError",
+            f"could not plan setup ({exc})",
+            "run `lean-beam setup` to see the plan",
+        )
 
 
 def _existing_is_reusable(runtime: Path) -> bool:

@@ -188,8 +188,9 @@ class Flight:
 
 
 class AsyncServer:
-    def __init__(self, server: Server, tg: TaskGroup,
-                 out: MemoryObjectSendStream[Item], state: WriterState) -> None:
+    def __init__(
+        self, server: Server, tg: TaskGroup, out: MemoryObjectSendStream[Item], state: WriterState
+    ) -> None:
         self.server = server
         self.router: Router = server.router
         self.settings = server.settings
@@ -304,10 +305,9 @@ class AsyncServer:
 
     def saturated(self) -> bool:
         """Whether new lines must wait: too much unwritten output, or too many calls running."""
-        return (
-            (self.state.queued_bytes >= self._output_bound and not self.state.broken)
-            or len(self.flights) >= self.settings.max_calls_in_flight
-        )
+        return (self.state.queued_bytes >= self._output_bound and not self.state.broken) or len(
+            self.flights
+        ) >= self.settings.max_calls_in_flight
 
     def drain_backlog(self) -> None:
         """Handles waiting lines while the bounds allow; reads stdin only when none wait.
@@ -368,8 +368,9 @@ class AsyncServer:
 
     # ------------------------------------------------------------ calls
 
-    async def run_drop(self, flight: Flight, earlier: list[anyio.Event],
-                       fence: anyio.Event) -> None:
+    async def run_drop(
+        self, flight: Flight, earlier: list[anyio.Event], fence: anyio.Event
+    ) -> None:
         try:
             reporter = self.reporter(flight)
             reporter.progress(f"{flight.call.tool}: preparing workspace eviction")
@@ -415,8 +416,15 @@ class AsyncServer:
             self.router.stats.forget(call.root)
         self.outbox.direct = not flight.notified
         try:
-            self.router.finish_call(call.request_id, call.tool, call.root, call.admitted,
-                                    call.modern, content=content, error=error)
+            self.router.finish_call(
+                call.request_id,
+                call.tool,
+                call.root,
+                call.admitted,
+                call.modern,
+                content=content,
+                error=error,
+            )
         finally:
             self.outbox.direct = True
         self.flights.pop(id_key(call.request_id), None)
@@ -446,8 +454,14 @@ class AsyncServer:
             flight.notified = True
             self.outbox.queue(data)
 
-        return Reporter(request_id=call.request_id, tool=call.tool, token=call.token,
-                        policy=LogPolicy(level), send=send, path=call.path)
+        return Reporter(
+            request_id=call.request_id,
+            tool=call.tool,
+            token=call.token,
+            policy=LogPolicy(level),
+            send=send,
+            path=call.path,
+        )
 
     # ------------------------------------------------------------ shutdown
 
@@ -477,8 +491,9 @@ class StdinGate:
 class LoopGate(StdinGate):
     """The event loop reads stdin: pausing removes the reader, resuming adds it back."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int,
-                 callback: Callable[[], None]) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]
+    ) -> None:
         self._loop, self._fd, self._callback = loop, fd, callback
         self._reading = False
         self._stopped = False

@@ -121,8 +121,9 @@ def _missing(what: str) -> RpcError:
 
 def check_initialize(params: dict[str, Any]) -> None:
     """Validates legacy `initialize` params before any lifecycle state changes."""
-    extra = sorted(k for k in params if k not in ("protocolVersion", "capabilities",
-                                                   "clientInfo", "_meta"))
+    extra = sorted(
+        k for k in params if k not in ("protocolVersion", "capabilities", "clientInfo", "_meta")
+    )
     if extra:
         raise RpcError(INVALID_PARAMS, f"initialize does not accept: {extra}")
     if not isinstance(params.get("protocolVersion"), str):
@@ -130,6 +131,9 @@ def check_initialize(params: dict[str, Any]) -> None:
     if not isinstance(params.get("capabilities"), dict):
         raise RpcError(INVALID_PARAMS, "initialize requires capabilities (an object)")
     info = params.get("clientInfo")
-    if not (isinstance(info, dict) and isinstance(info.get("name"), str)
-            and isinstance(info.get("version"), str)):
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    ):
         raise RpcError(INVALID_PARAMS, "initialize requires clientInfo with name and version")

@@ -23,25 +23,38 @@ def parser() -> argparse.ArgumentParser:
         description="Stdio MCP server that lets agents work on Lean 4 projects. Every flag "
         "below also reads LEAN_BEAM_MCP_<NAME> from the environment when the flag is absent.",
     )
-    p.add_argument("--beam-cli", metavar="PATH",
-                   help="beam-cli used to configure each workspace (mcp-config)")
-    p.add_argument("--lean-cmd", metavar="CMD",
-                   help="command line that starts a Lean language server in the workspace "
-                   "root, split like a shell would; overrides --beam-cli")
+    p.add_argument(
+        "--beam-cli", metavar="PATH", help="beam-cli used to configure each workspace (mcp-config)"
+    )
+    p.add_argument(
+        "--lean-cmd",
+        metavar="CMD",
+        help="command line that starts a Lean language server in the workspace "
+        "root, split like a shell would; overrides --beam-cli",
+    )
     p.add_argument("--lean-plugin", metavar="PATH", help="Lean server plugin to load")
-    p.add_argument("--log-file", metavar="PATH",
-                   help="append operational log lines to this file")
-    p.add_argument("--backend", metavar="PATH.py:FACTORY",
-                   help="run tools on another backend than the Lean broker (a test hook): "
-                   "FACTORY(settings) from a Python file or module:factory")
+    p.add_argument("--log-file", metavar="PATH", help="append operational log lines to this file")
+    p.add_argument(
+        "--backend",
+        metavar="PATH.py:FACTORY",
+        help="run tools on another backend than the Lean broker (a test hook): "
+        "FACTORY(settings) from a Python file or module:factory",
+    )
     for knob in KNOBS:
-        p.add_argument(knob.flag, metavar="N", default=None,
-                       help=f"{knob.help} (default {knob.default})")
+        p.add_argument(
+            knob.flag, metavar="N", default=None, help=f"{knob.help} (default {knob.default})"
+        )
     p.add_argument("--version", action="store_true", help="print the identity and exit")
-    p.add_argument("--self-check", nargs="?", const="", default=None, metavar="FILE",
-                   help="start a child server, check it end to end (and lean_sync FILE "
-                   f"from the current directory), then exit; per-phase timeout from "
-                   f"{SELF_CHECK_TIMEOUT_ENV}")
+    p.add_argument(
+        "--self-check",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILE",
+        help="start a child server, check it end to end (and lean_sync FILE "
+        f"from the current directory), then exit; per-phase timeout from "
+        f"{SELF_CHECK_TIMEOUT_ENV}",
+    )
     return p
 
 
@@ -54,8 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if settings.lean_plugin is not None and not os.path.isfile(settings.lean_plugin):
         from beam_runtime.errors import BeamError
 
-        err = BeamError("invalidInput", f"--lean-plugin does not name a file: "
-                        f"{settings.lean_plugin}", "pass the path of an existing plugin file")
+        err = BeamError(
+            "invalidInput",
+            f"--lean-plugin does not name a file: {settings.lean_plugin}",
+            "pass the path of an existing plugin file",
+        )
         sys.stderr.write(err.to_text() + "\n")
         return 1
     if args.version:

@@ -144,8 +144,9 @@ class Router:
         key = id_key(rid)
         return lambda: self.active.discard(key)
 
-    def respond(self, rid: RequestId, result: dict[str, Any], modern: bool,
-                cache: bool = False) -> None:
+    def respond(
+        self, rid: RequestId, result: dict[str, Any], modern: bool, cache: bool = False
+    ) -> None:
         if modern:
             result = self._decorate(result, cache)
         self.outbox.send(result_message(rid, result), self.release(rid))
@@ -168,9 +169,17 @@ class Router:
         meta = fam.parse_modern_meta(req.params)
         if req.method == "server/discover":
             _only(req.params, ("_meta",), "server/discover")
-            self.respond(req.id, {"supportedVersions": list(fam.SUPPORTED_MODERN),
-                                  "capabilities": CAPABILITIES, "serverInfo": self.server_info,
-                                  "instructions": INSTRUCTIONS}, True, cache=True)
+            self.respond(
+                req.id,
+                {
+                    "supportedVersions": list(fam.SUPPORTED_MODERN),
+                    "capabilities": CAPABILITIES,
+                    "serverInfo": self.server_info,
+                    "instructions": INSTRUCTIONS,
+                },
+                True,
+                cache=True,
+            )
             return None
         if req.method not in ("tools/list", "tools/call"):
             raise _not_found(req.method, fam.MODERN_VERSION)
@@ -182,8 +191,11 @@ class Router:
         if state.family is Family.MODERN:
             if req.method in fam.LEGACY_ONLY:
                 raise state.cross_family(Family.LEGACY)
-            raise RpcError(INVALID_PARAMS, "modern MCP requests require params._meta with "
-                           f'"{fam.META_VERSION}" and "{fam.META_CAPABILITIES}"')
+            raise RpcError(
+                INVALID_PARAMS,
+                "modern MCP requests require params._meta with "
+                f'"{fam.META_VERSION}" and "{fam.META_CAPABILITIES}"',
+            )
         if req.method == "initialize":
             self._initialize(req)
             return None
@@ -194,11 +206,14 @@ class Router:
         if req.method not in ("tools/list", "tools/call", "logging/setLevel"):
             raise _not_found(req.method, fam.LEGACY_VERSION)
         if state.lifecycle is Lifecycle.FRESH:
-            raise RpcError(INVALID_REQUEST, "initialize must complete before MCP operation "
-                           "requests")
+            raise RpcError(
+                INVALID_REQUEST, "initialize must complete before MCP operation requests"
+            )
         if state.lifecycle is Lifecycle.INITIALIZED:
-            raise RpcError(INVALID_REQUEST, "notifications/initialized is required before MCP "
-                           "operation requests")
+            raise RpcError(
+                INVALID_REQUEST,
+                "notifications/initialized is required before MCP operation requests",
+            )
         if req.method == "logging/setLevel":
             self._set_level(req)
             return None
@@ -210,16 +225,25 @@ class Router:
         fam.check_initialize(req.params)
         self.state.family = Family.LEGACY
         self.state.lifecycle = Lifecycle.INITIALIZED
-        self.respond(req.id, {"protocolVersion": fam.LEGACY_VERSION,
-                              "capabilities": CAPABILITIES, "serverInfo": self.server_info,
-                              "instructions": INSTRUCTIONS}, False)
+        self.respond(
+            req.id,
+            {
+                "protocolVersion": fam.LEGACY_VERSION,
+                "capabilities": CAPABILITIES,
+                "serverInfo": self.server_info,
+                "instructions": INSTRUCTIONS,
+            },
+            False,
+        )
 
     def _set_level(self, req: Request) -> None:
         _only(req.params, ("level", "_meta"), "logging/setLevel")
         level = req.params.get("level")
         if level not in fam.LOG_RANK:
-            raise RpcError(INVALID_PARAMS, f"invalid log level {level!r}; expected one of "
-                           f"{', '.join(fam.LOG_LEVELS)}")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"invalid log level {level!r}; expected one of {', '.join(fam.LOG_LEVELS)}",
+            )
         self.legacy_level = str(level)
         self.respond(req.id, {}, False)
 
@@ -248,8 +272,9 @@ class Router:
 
     # ---------------------------------------------------------------- operations
 
-    def _operation(self, req: Request, *, modern: bool, log_level: str | None
-                   ) -> PendingCall | None:
+    def _operation(
+        self, req: Request, *, modern: bool, log_level: str | None
+    ) -> PendingCall | None:
         if req.method == "tools/list":
             self._list(req, modern)
             return None
@@ -271,8 +296,11 @@ class Router:
             raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")
         mrtr = [k for k in ("inputResponses", "requestState") if k in params]
         if mrtr:
-            raise RpcError(INVALID_PARAMS, f"{mrtr[0]} is only valid after an input_required "
-                           "result, and this server never returns one")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"{mrtr[0]} is only valid after an input_required "
+                "result, and this server never returns one",
+            )
         name = params.get("name")
         spec = BY_NAME.get(name) if isinstance(name, str) else None
         if spec is None:
@@ -293,9 +321,16 @@ class Router:
         self.finish_call(req.id, spec.name, None, started, modern, content=content)
         return None
 
-    def _admit(self, rid: RequestId, spec: ToolSpec, arguments: dict[str, Any],
-               token: str | int | None, modern: bool, log_level: str | None,
-               started: float) -> PendingCall:
+    def _admit(
+        self,
+        rid: RequestId,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        token: str | int | None,
+        modern: bool,
+        log_level: str | None,
+        started: float,
+    ) -> PendingCall:
         model = validate_arguments(spec.name, arguments)
         # A fence evicts its workspace, which may be gone already.
         root = _call_modules().canonical_root(model.workspace.root, allow_vanished=spec.fence)
@@ -322,16 +357,25 @@ class Router:
             self._identity = (now, ident)
         return {**self._identity[1], "runtime_active": bool(self.host.runtime_active())}
 
-    def finish_call(self, rid: RequestId, tool: str, root: str | None, started: float,
-                    modern: bool, *, content: dict[str, Any] | None = None,
-                    error: ToolError | None = None) -> None:
+    def finish_call(
+        self,
+        rid: RequestId,
+        tool: str,
+        root: str | None,
+        started: float,
+        modern: bool,
+        *,
+        content: dict[str, Any] | None = None,
+        error: ToolError | None = None,
+    ) -> None:
         """Records statistics and writes the final `tools/call` result."""
         ms = (time.monotonic() - started) * 1000
         self.stats.record(tool, root, ms, "ok" if error is None else "error")
         body = content if error is None else error.content()
         extra = self._tool_decoration() if modern else {}
-        message = tool_result_message(rid, body, error is not None, extra,
-                                      self.settings.result_bytes)
+        message = tool_result_message(
+            rid, body, error is not None, extra, self.settings.result_bytes
+        )
         self.outbox.send(message, self.release(rid))
 
 
@@ -361,13 +405,17 @@ def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:
         return modules.input_models[tool].model_validate(arguments)
     except modules.validation_error as exc:
         problems = [
-            {"field": ".".join(str(p) for p in e["loc"]) or "(arguments)", "problem": e["msg"],
-             "type": e["type"]}
+            {
+                "field": ".".join(str(p) for p in e["loc"]) or "(arguments)",
+                "problem": e["msg"],
+                "type": e["type"],
+            }
             for e in exc.errors(include_url=False, include_input=False)
         ]
         summary = "; ".join(f"{p['field']}: {p['problem']}" for p in problems[:5])
-        raise ToolError("invalidInput", f"invalid {tool} arguments: {summary}",
-                        {"errors": problems}) from None
+        raise ToolError(
+            "invalidInput", f"invalid {tool} arguments: {summary}", {"errors": problems}
+        ) from None
 
 
 def _progress_token(meta: Any) -> str | int | None:

@@ -269,7 +269,7 @@ class Server:
             for index, line in enumerate(item):
                 pending = handle_line(self.router, line)
                 if pending is not None:
-                    return pending, item[index + 1:]
+                    return pending, item[index + 1 :]
 
     def end_of_input(self) -> None:
         self.inbox.put(_EOF)

@@ -40,29 +40,62 @@ class Knob:
 
 KNOBS: tuple[Knob, ...] = (
     Knob("status_delay_ms", 2000, "delay before the single beam.status notice of a slow call"),
-    Knob("session_start_timeout_ms", 600_000, "limit for starting a workspace's Lean session",
-         1),
+    Knob("session_start_timeout_ms", 600_000, "limit for starting a workspace's Lean session", 1),
     Knob("barrier_timeout_ms", 600_000, "limit for a sync barrier (waiting for diagnostics)", 1),
     Knob("navigation_timeout_ms", 60_000, "limit for hover, goals, symbols and similar", 1),
-    Knob("idle_timeout_ms", 600_000, "close a workspace's Lean session after this idle time "
-         "(0: never)"),
-    Knob("max_workspaces", 8, "Lean workspaces kept at once (least recently used idle one "
-         "closes first)", 1),
+    Knob(
+        "idle_timeout_ms",
+        600_000,
+        "close a workspace's Lean session after this idle time (0: never)",
+    ),
+    Knob(
+        "max_workspaces",
+        8,
+        "Lean workspaces kept at once (least recently used idle one closes first)",
+        1,
+    ),
     Knob("scratch_per_document", 1, "scratch documents per source document for speculation", 1),
-    Knob("scratch_per_process", 2, "scratch documents for the whole process; each one is a "
-         "Lean worker process that loads the imports again (gigabytes with Mathlib)", 1),
+    Knob(
+        "scratch_per_process",
+        2,
+        "scratch documents for the whole process; each one is a "
+        "Lean worker process that loads the imports again (gigabytes with Mathlib)",
+        1,
+    ),
     Knob("scratch_idle_ms", 300_000, "close idle scratch documents after this time"),
-    Knob("rpc_keepalive_ms", 10_000, "period of Lean RPC keep-alives for open documents (Lean "
-         "drops a session 30 s after the last one)", 100),
-    Knob("barrier_reissue_ms", 2_000, "re-send a sync barrier Lean has not answered this long "
-         "after the document's progress ended (older Lean drops it on a worker restart)", 50),
-    Knob("result_bytes", 20_000, "byte budget of one tool result's text; longer results are "
-         "cut and say what was cut", 512),
-    Knob("wait_ms", 45_000, "default wait_ms of Lean tools: how long a call waits for Lean "
-         "before it answers with what it has"),
+    Knob(
+        "rpc_keepalive_ms",
+        10_000,
+        "period of Lean RPC keep-alives for open documents (Lean "
+        "drops a session 30 s after the last one)",
+        100,
+    ),
+    Knob(
+        "barrier_reissue_ms",
+        2_000,
+        "re-send a sync barrier Lean has not answered this long "
+        "after the document's progress ended (older Lean drops it on a worker restart)",
+        50,
+    ),
+    Knob(
+        "result_bytes",
+        20_000,
+        "byte budget of one tool result's text; longer results are cut and say what was cut",
+        512,
+    ),
+    Knob(
+        "wait_ms",
+        45_000,
+        "default wait_ms of Lean tools: how long a call waits for Lean "
+        "before it answers with what it has",
+    ),
     Knob("max_calls_in_flight", 64, "tool calls run at once; later lines wait to be read", 1),
-    Knob("output_buffer_kb", 4096, "unwritten output (KiB) past which stdin is not read until "
-         "the client reads", 64),
+    Knob(
+        "output_buffer_kb",
+        4096,
+        "unwritten output (KiB) past which stdin is not read until the client reads",
+        64,
+    ),
 )
 
 

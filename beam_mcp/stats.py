@@ -32,9 +32,14 @@ class ToolStats:
     def to_json(self) -> dict[str, Any]:
         ordered = sorted(self.recent)
         p50 = ordered[len(ordered) // 2] if ordered else 0.0
-        return {"count": self.count, "errors": self.errors, "cancelled": self.cancelled,
-                "p50_ms": round(p50, 3), "max_ms": round(self.max_ms, 3),
-                "last_ms": round(self.last_ms, 3)}
+        return {
+            "count": self.count,
+            "errors": self.errors,
+            "cancelled": self.cancelled,
+            "p50_ms": round(p50, 3),
+            "max_ms": round(self.max_ms, 3),
+            "last_ms": round(self.last_ms, 3),
+        }
 
 
 class Stats:
@@ -56,10 +61,13 @@ class Stats:
 
     def to_json(self, sessions: dict[str, dict[str, Any]]) -> dict[str, Any]:
         workspaces = [
-            {"root": root, "session": session,
-             "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
-             "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0}),
-             "lean": session.get("lean", {})}
+            {
+                "root": root,
+                "session": session,
+                "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
+                "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0}),
+                "lean": session.get("lean", {}),
+            }
             for root, session in sorted(sessions.items())
         ]
         return {

@@ -136,8 +136,9 @@ def compact(value: Any) -> str:
     return _encode(value)
 
 
-def tool_result_message(rid: RequestId, body: Any, is_error: bool,
-                        extra: dict[str, Any], budget: int | None = None) -> bytes:
+def tool_result_message(
+    rid: RequestId, body: Any, is_error: bool, extra: dict[str, Any], budget: int | None = None
+) -> bytes:
     """A `tools/call` answer carrying `body` as structured content and as its JSON text.
 
     The text is compact JSON with non-ASCII characters as themselves; over `budget` UTF-8 bytes
@@ -158,8 +159,7 @@ def tool_result_message(rid: RequestId, body: Any, is_error: bool,
         return _spliced(_encode, rid, _encode(body), is_error, extra).encode("utf-8")
 
 
-def _spliced(encoder: Any, rid: RequestId, text: str, is_error: bool,
-             extra: dict[str, Any]) -> str:
+def _spliced(encoder: Any, rid: RequestId, text: str, is_error: bool, extra: dict[str, Any]) -> str:
     result = {"content": [{"type": "text", "text": text}], "isError": is_error, **extra}
     head: str = encoder({"jsonrpc": "2.0", "id": rid, "result": result})
     return head[:-2] + ',"structuredContent":' + text + "}}\n"

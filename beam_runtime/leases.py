@@ -191,9 +191,7 @@ def _command(pid: int) -> str | None:
     return " ".join(parts) or None
 
 
-def _proc_holders(
-    identities: dict[tuple[int, int], str], exclude: int
-) -> dict[str, list[Holder]]:
+def _proc_holders(identities: dict[tuple[int, int], str], exclude: int) -> dict[str, list[Holder]]:
     """One pass over `/proc/*/fd`: for each lease identity, the processes that have it open."""
     found: dict[str, list[Holder]] = {}
     for name in os.listdir("/proc"):

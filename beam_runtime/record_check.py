@@ -97,9 +97,7 @@ def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
     expected = schema.get("type")
     if expected is not None and not _type_ok(expected, value):
         return f"expected {expected}, got {type(value).__name__}"
-    if "const" in schema and (
-        type(value) is not type(schema["const"]) or value != schema["const"]
-    ):
+    if "const" in schema and (type(value) is not type(schema["const"]) or value != schema["const"]):
         return f"must be {schema['const']!r}"
     if "enum" in schema and value not in schema["enum"]:
         return f"must be one of {', '.join(map(str, schema['enum']))}"
@@ -159,7 +157,7 @@ class ManifestRecord:
 
     @property
     def bytecode_sha256(self) -> str:
-        """"" when the runtime has no bytecode (or predates the field)."""
+        """ "" when the runtime has no bytecode (or predates the field)."""
         return str(self.data.get("bytecode_sha256", ""))
 
     @property

@@ -99,8 +99,10 @@ def _vscode_user_dir(env: Mapping[str, str]) -> Path:
 def _opencode_pick(directory: Path, names: tuple[str, str]) -> Path:
     """OpenCode reads `.jsonc` or `.json`: the one that exists, else `.json`."""
     jsonc = directory / names[1]
-    return jsonc if os.path.lexists(jsonc) and not os.path.lexists(directory / names[0]) else (
-        directory / names[0]
+    return (
+        jsonc
+        if os.path.lexists(jsonc) and not os.path.lexists(directory / names[0])
+        else (directory / names[0])
     )
 
 

@@ -69,11 +69,14 @@ def main() -> None:
         ("console --version", console, "ms"),
     ):
         scale = ms if unit == "ms" else 1
-        print(f"{label:<20} median {statistics.median(times) * scale:.3f} {unit}  "
-              f"min {min(times) * scale:.3f} {unit}  ({len(times)} runs)")
+        print(
+            f"{label:<20} median {statistics.median(times) * scale:.3f} {unit}  "
+            f"min {min(times) * scale:.3f} {unit}  ({len(times)} runs)"
+        )
     overhead = (statistics.median(console) - statistics.median(direct)) * ms
     floor = (min(console) - min(direct)) * ms
     print(f"delegation overhead  {overhead:.1f} ms (medians), {floor:.1f} ms (minima)")
+
 
 if __name__ == "__main__":
     main()

@@ -27,10 +27,16 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}
-LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-                   "params": {"_meta": META}}).encode() + b"\n"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+LIST = (
+    json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    ).encode()
+    + b"\n"
+)
 ENV = {k: os.environ[k] for k in ("HOME", "PATH", "USER", "LOGNAME") if k in os.environ}
 ENV["BEAM_NO_DELEGATE"] = "1"
 
@@ -46,7 +52,8 @@ def commands(extra: str | None) -> dict[str, tuple[list[str], list[str]]]:
         "console script": ([script], [sys.executable, "-c", "pass"]),
         "isolated (-I -S -B)": (
             isolated("from beam_mcp.main import main; raise SystemExit(main())"),
-            [sys.executable, "-I", "-S", "-B", "-c", "pass"]),
+            [sys.executable, "-I", "-S", "-B", "-c", "pass"],
+        ),
     }
     if extra:
         found["--command"] = (shlex.split(extra), [sys.executable, "-I", "-S", "-B", "-c", "pass"])
@@ -55,8 +62,9 @@ def commands(extra: str | None) -> dict[str, tuple[list[str], list[str]]]:
 
 def first_answer_ms(argv: list[str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(LIST)
     proc.stdin.flush()
@@ -84,9 +92,17 @@ def rss_kib(pid: int) -> int:
 def pipelined(proc: subprocess.Popen[bytes], calls: int, first_id: int) -> float:
     assert proc.stdin is not None and proc.stdout is not None
     payload = b"".join(
-        json.dumps({"jsonrpc": "2.0", "id": first_id + i, "method": "tools/call",
-                    "params": {"name": "beam_version", "arguments": {}, "_meta": META}}
-                   ).encode() + b"\n" for i in range(calls))
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": first_id + i,
+                "method": "tools/call",
+                "params": {"name": "beam_version", "arguments": {}, "_meta": META},
+            }
+        ).encode()
+        + b"\n"
+        for i in range(calls)
+    )
     stdin = proc.stdin
     start = time.perf_counter()
     feeder = threading.Thread(target=lambda: (stdin.write(payload), stdin.flush()))
@@ -99,9 +115,13 @@ def pipelined(proc: subprocess.Popen[bytes], calls: int, first_id: int) -> float
 
 
 def throughput_and_rss(calls: int) -> dict[str, float]:
-    proc = subprocess.Popen(isolated("from beam_mcp.main import main; raise SystemExit(main())"),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=ENV)
+    proc = subprocess.Popen(
+        isolated("from beam_mcp.main import main; raise SystemExit(main())"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(LIST)
     proc.stdin.flush()
@@ -109,9 +129,16 @@ def throughput_and_rss(calls: int) -> dict[str, float]:
     time.sleep(0.3)
     out = {"rss_after_list_mib": rss_kib(proc.pid) / 1024}
     out["start_phase_calls_s"] = pipelined(proc, calls, 10)
-    drop = {"jsonrpc": "2.0", "id": "drop", "method": "tools/call",
-            "params": {"name": "lean_drop_workspace", "_meta": META,
-                       "arguments": {"workspace": {"root": "/nonexistent/bench"}}}}
+    drop = {
+        "jsonrpc": "2.0",
+        "id": "drop",
+        "method": "tools/call",
+        "params": {
+            "name": "lean_drop_workspace",
+            "_meta": META,
+            "arguments": {"workspace": {"root": "/nonexistent/bench"}},
+        },
+    }
     proc.stdin.write(json.dumps(drop).encode() + b"\n")
     proc.stdin.flush()
     proc.stdout.readline()

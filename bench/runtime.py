@@ -52,8 +52,20 @@ def main() -> None:
         home.mkdir()
         env = client_env(home)
         done = subprocess.run(
-            [dev_command("lean-beam"), "install", "--install-root", str(root), "--bin-dir",
-             str(home / "bin"), "--json"], env=env, capture_output=True, text=True, check=True)
+            [
+                dev_command("lean-beam"),
+                "install",
+                "--install-root",
+                str(root),
+                "--bin-dir",
+                str(home / "bin"),
+                "--json",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         base = json.loads(done.stdout)["runtime"]["id"]
         ids = [
             clone_runtime(root, base, variant=str(i), created_at=stamp(i))
@@ -61,22 +73,31 @@ def main() -> None:
         ]
         (home / ".codex").mkdir()
         (home / ".codex" / "config.toml").write_text(
-            f'[mcp_servers.beam]\ncommand = "{root}/versions/{ids[0]}/bin/lean-beam-mcp"\n')
-        (home / ".claude.json").write_text(json.dumps(
-            {"mcpServers": {"beam": {"command": f"{root}/versions/{ids[1]}/bin/lean-beam-mcp"}}}))
+            f'[mcp_servers.beam]\ncommand = "{root}/versions/{ids[0]}/bin/lean-beam-mcp"\n'
+        )
+        (home / ".claude.json").write_text(
+            json.dumps(
+                {"mcpServers": {"beam": {"command": f"{root}/versions/{ids[1]}/bin/lean-beam-mcp"}}}
+            )
+        )
         wrapper = str(root / "bin" / "lean-beam")
         results = {
             "version (start-up floor)": timed([wrapper, "version"], env, args.repeat),
             "runtime list --json": timed([wrapper, "runtime", "list", "--json"], env, args.repeat),
             "runtime prune --json (dry run)": timed(
-                [wrapper, "runtime", "prune", "--json"], env, args.repeat),
+                [wrapper, "runtime", "prune", "--json"], env, args.repeat
+            ),
         }
     load = os.getloadavg()[0]
-    print(f"{args.runtimes} runtimes, {args.repeat} runs each, through <root>/bin/lean-beam "
-          f"(load average {load:.2f} on {os.cpu_count()} CPUs)")
+    print(
+        f"{args.runtimes} runtimes, {args.repeat} runs each, through <root>/bin/lean-beam "
+        f"(load average {load:.2f} on {os.cpu_count()} CPUs)"
+    )
     for name, times in results.items():
-        print(f"  {name}: median {statistics.median(times):.3f} s "
-              f"(min {min(times):.3f}, max {max(times):.3f})")
+        print(
+            f"  {name}: median {statistics.median(times):.3f} s "
+            f"(min {min(times):.3f}, max {max(times):.3f})"
+        )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ from tests.broker.fake import FAKE_CMD, FAST_FAKE  # noqa: E402
 from tests.mcp.helpers import Server, call, minimal_env, structured  # noqa: E402
 
 PROOF = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  exact hp\n"
-TEXTS = ["sleep 20\nconstructor", "sleep 20\nskip", "sleep 20\nconstructor\nexact hp",
-         "sleep 20\ntrivial"]
+TEXTS = [
+    "sleep 20\nconstructor",
+    "sleep 20\nskip",
+    "sleep 20\nconstructor\nexact hp",
+    "sleep 20\ntrivial",
+]
 
 
 def _project(lines: int) -> tuple[Path, int]:
@@ -57,8 +61,14 @@ class Bench:
         return structured(reply)
 
     def probe_args(self, text: str) -> dict[str, Any]:
-        return {**self.ws, "path": "Big.lean", "version": self.version, "line": self.line,
-                "character": 2, "text": text}
+        return {
+            **self.ws,
+            "path": "Big.lean",
+            "version": self.version,
+            "line": self.line,
+            "character": 2,
+            "text": text,
+        }
 
     def sequential(self, count: int) -> list[float]:
         times = []
@@ -104,8 +114,10 @@ def main() -> None:
         bench.close()
     first, rest = times[0], statistics.median(times[1:])
     print(f"{options.probes} probes at {line}:2 of a {options.lines}-line file")
-    print(f"  first {first:.1f} ms, median of the rest {rest:.1f} ms "
-          f"({100 * rest / first:.1f}% of the first), max of the rest {max(times[1:]):.1f} ms")
+    print(
+        f"  first {first:.1f} ms, median of the rest {rest:.1f} ms "
+        f"({100 * rest / first:.1f}% of the first), max of the rest {max(times[1:]):.1f} ms"
+    )
     print(f"8 concurrent probes, pool 1 per document: {queued:.1f} ms wall")
 
     wide = Bench(root, line, "--scratch-per-document", "4")
@@ -114,8 +126,10 @@ def main() -> None:
         parallel = wide.concurrent(8)
     finally:
         wide.close()
-    print(f"8 concurrent probes, pool 4 per document: {cold:.1f} ms wall while the scratch "
-          f"documents open, then {parallel:.1f} ms warm")
+    print(
+        f"8 concurrent probes, pool 4 per document: {cold:.1f} ms wall while the scratch "
+        f"documents open, then {parallel:.1f} ms warm"
+    )
 
 
 if __name__ == "__main__":

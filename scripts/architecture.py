@@ -79,8 +79,13 @@ def summary(path: Path) -> str:
 
 def section(package: Path) -> list[str]:
     name = package.relative_to(REPO).as_posix()
-    lines = [f"## {name}", summary(package / "__init__.py"), "", "| module | owns |",
-             "| --- | --- |"]
+    lines = [
+        f"## {name}",
+        summary(package / "__init__.py"),
+        "",
+        "| module | owns |",
+        "| --- | --- |",
+    ]
     for module in sorted(package.glob("*.py")):
         if module.name != "__init__.py":
             lines.append(f"| `{module.name}` | {summary(module)} |")

@@ -28,16 +28,24 @@ def _copy(tmp_path: Path) -> Path:
     tree = tmp_path / "tree"
     tree.mkdir()
     for package in PACKAGES:
-        shutil.copytree(REPO / package, tree / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            REPO / package, tree / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
     shutil.copy(REPO / "pyproject.toml", tree / "pyproject.toml")
     return tree
 
 
 def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.run([str(LINT), "--no-cache"], cwd=tree, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [str(LINT), "--no-cache"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +71,9 @@ def test_the_tree_keeps_every_contract(lint_available: None, tmp_path: Path) -> 
         ("beam_mcp/wire.py", "import tests.mcp.helpers", "tests"),
     ],
 )
-def test_a_wrong_way_import_breaks_the_check(lint_available: None, tmp_path: Path, module: str,
-                                             line: str, broken: str) -> None:
+def test_a_wrong_way_import_breaks_the_check(
+    lint_available: None, tmp_path: Path, module: str, line: str, broken: str
+) -> None:
     tree = _copy(tmp_path)
     with open(tree / module, "a", encoding="utf-8") as handle:
         handle.write(f"\n\ndef _wrong_way() -> None:\n    {line}  # noqa\n")
@@ -92,12 +101,21 @@ def test_product_modules_are_loaded_by_name_only_by_entry_points() -> None:
 
 
 def test_no_test_code_ships_in_the_product() -> None:
-    names = [p.relative_to(REPO).as_posix() for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")
-             if p.name.startswith("test") or "fake" in p.name]
+    names = [
+        p.relative_to(REPO).as_posix()
+        for pkg in PACKAGES
+        for p in (REPO / pkg).rglob("*.py")
+        if p.name.startswith("test") or "fake" in p.name
+    ]
     assert names == []
 
 
 def test_architecture_page_is_generated_from_the_docstrings() -> None:
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "architecture.py"), "--check"],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "architecture.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

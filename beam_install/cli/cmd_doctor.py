@@ -13,8 +13,12 @@ from beam_runtime.references import CLIENTS
 
 @click.command("doctor")
 @click.option("--install-root", default=None, help="Install root (default: BEAM_INSTALL_ROOT).")
-@click.option("--client", type=click.Choice(CLIENTS), default=None,
-              help="Check only this client's registrations, by running their stored command.")
+@click.option(
+    "--client",
+    type=click.Choice(CLIENTS),
+    default=None,
+    help="Check only this client's registrations, by running their stored command.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def doctor(install_root: str | None, client: str | None, as_json: bool) -> None:
     """Check the installation, client registrations, the Lean toolchain and a live MCP run."""

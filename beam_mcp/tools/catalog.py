@@ -101,12 +101,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     _lean(h.lean_hover, "PositionInput", "Hover (type, docs) at a position.", READ_ONLY, _POSITION),
     _lean(
-        h.lean_signature_help, "PositionInput", "Signature help at a position.", READ_ONLY,
+        h.lean_signature_help,
+        "PositionInput",
+        "Signature help at a position.",
+        READ_ONLY,
         _POSITION,
     ),
     _lean(
-        h.lean_definition, "PositionInput", "Definition locations of the name at a position.",
-        READ_ONLY, _POSITION,
+        h.lean_definition,
+        "PositionInput",
+        "Definition locations of the name at a position.",
+        READ_ONLY,
+        _POSITION,
     ),
     _lean(
         h.lean_references,
@@ -117,7 +123,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     _lean(h.lean_document_symbols, "DocumentInput", "Symbols declared in a file.", READ_ONLY),
     _lean(
-        h.lean_workspace_symbols, "WorkspaceSymbolsInput", "Search workspace symbols by query.",
+        h.lean_workspace_symbols,
+        "WorkspaceSymbolsInput",
+        "Search workspace symbols by query.",
         READ_ONLY,
     ),
     _lean(

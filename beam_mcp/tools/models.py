@@ -149,8 +149,16 @@ class VerifyInput(WorkspaceOnly):
 
 
 DeclarationKind = Literal[
-    "theorem", "lemma", "def", "abbrev", "instance", "structure", "inductive", "class",
-    "opaque", "axiom",
+    "theorem",
+    "lemma",
+    "def",
+    "abbrev",
+    "instance",
+    "structure",
+    "inductive",
+    "class",
+    "opaque",
+    "axiom",
 ]
 
 
@@ -180,8 +188,8 @@ class TryInput(PathInput):
         min_length=1, max_length=16, description="Positions inside proofs, each a tactic start."
     )
     tactics: list[str] = Field(
-        max_length=32, description="Tactic texts to try at every position (may be empty with "
-        "suggest)."
+        max_length=32,
+        description="Tactic texts to try at every position (may be empty with suggest).",
     )
     stop_on_first_success: bool = Field(
         False, description="Skip a position's remaining tactics once one succeeds there."
@@ -190,8 +198,9 @@ class TryInput(PathInput):
         None, description="Run at most this many pairs; the rest are listed in skipped."
     )
     suggest: bool = Field(
-        False, description="Also run exact?, apply?, simp? (and aesop? when imported) and "
-        "return their Try this suggestions."
+        False,
+        description="Also run exact?, apply?, simp? (and aesop? when imported) and "
+        "return their Try this suggestions.",
     )
 
 

@@ -101,9 +101,7 @@ class SourceCache:
             self.counts.racy_reads += 1
         return None, st
 
-    def _store(
-        self, path: str, st: os.stat_result | None, read_ns: int, data: bytes
-    ) -> Snapshot:
+    def _store(self, path: str, st: os.stat_result | None, read_ns: int, data: bytes) -> Snapshot:
         old = self._entries.get(path)
         self._forget(path)
         self.counts.reads += 1

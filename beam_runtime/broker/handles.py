@@ -94,8 +94,15 @@ class HandleStore:
         if record is not None:
             self._bury(handle_id, Tombstone(record.root, reason))
 
-    def invalidate(self, reason: str, root: str, *, epoch: int | None = None,
-                   abs_path: str | None = None, below_version: int | None = None) -> int:
+    def invalidate(
+        self,
+        reason: str,
+        root: str,
+        *,
+        epoch: int | None = None,
+        abs_path: str | None = None,
+        below_version: int | None = None,
+    ) -> int:
         """Retire every live handle matching the filters; returns how many."""
         doomed = [
             record.id

@@ -88,8 +88,12 @@ async def sync(
             await session.close_document(source)
         doc, complete = await _synced(session, source, report, wait_ms)
         body = sync_body(doc, include_items=items, scope=scope, complete=complete)
-    return {**workspace(session), **body, "document_progress": doc.progress.to_json(),
-            **_retry(complete, wait_ms)}
+    return {
+        **workspace(session),
+        **body,
+        "document_progress": doc.progress.to_json(),
+        **_retry(complete, wait_ms),
+    }
 
 
 def _retry(complete: bool, wait_ms: int | None) -> dict[str, Any]:
@@ -164,8 +168,12 @@ async def save(
         sync_result = sync_body(doc, include_items=False, scope=scope, complete=complete)
         if not complete:  # nothing saved: the same answer as a sync still running
             progress = doc.progress.to_json()
-            return {**workspace(session), **sync_result, "document_progress": progress,
-                    **_retry(False, wait_ms)}
+            return {
+                **workspace(session),
+                **sync_result,
+                "document_progress": progress,
+                **_retry(False, wait_ms),
+            }
         if not sync_result["readiness"]["save_ready"]:
             raise BrokerError(
                 "invalidParams",

@@ -163,9 +163,7 @@ def _closing_noise(item: diag.Diagnostic) -> bool:
     return bool(NO_GOALS.search(text)) or diag.is_sorry_warning(item)
 
 
-def run_result(
-    items: list[diag.Diagnostic], layout: Layout, fatal: bool = False
-) -> dict[str, Any]:
+def run_result(items: list[diag.Diagnostic], layout: Layout, fatal: bool = False) -> dict[str, Any]:
     """``fatal``: the scratch text's header failed (a bad import), so nothing after it ran; its
     errors are then the probe's outcome even though they lie outside the probe."""
     messages: list[dict[str, str]] = []

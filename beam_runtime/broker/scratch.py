@@ -293,9 +293,7 @@ class ScratchRegistry:
     async def close_idle(self) -> int:
         now = time.monotonic()
         idle = [
-            doc
-            for doc in self.open
-            if not doc.busy and now - doc.last_used >= self.config.idle_s
+            doc for doc in self.open if not doc.busy and now - doc.last_used >= self.config.idle_s
         ]
         for doc in idle:
             await self._discard(doc)

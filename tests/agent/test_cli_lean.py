@@ -96,10 +96,23 @@ def test_verify_builds_with_lake_and_exits_1_on_a_sorry(project: Path) -> None:
     lake_serve = shlex.join([str(REPO / "tests" / "fake_lean" / "bin" / "lake"), "serve"])
     (project / "lake-manifest.json").write_text('{"version": 7, "packages": []}\n')
     (project / "Main.lean").write_text("theorem fine : True := trivial\n")
-    command = [str(Path(sys.executable).with_name("lean-beam")), "lean", "verify", "Main.lean",
-               "--json", "--lean-cmd", lake_serve]
-    run = dict(capture_output=True, text=True, cwd=str(project), timeout=120,
-               env=minimal_env(**FAST_FAKE), stdin=subprocess.DEVNULL)
+    command = [
+        str(Path(sys.executable).with_name("lean-beam")),
+        "lean",
+        "verify",
+        "Main.lean",
+        "--json",
+        "--lean-cmd",
+        lake_serve,
+    ]
+    run = dict(
+        capture_output=True,
+        text=True,
+        cwd=str(project),
+        timeout=120,
+        env=minimal_env(**FAST_FAKE),
+        stdin=subprocess.DEVNULL,
+    )
     clean = subprocess.run(command, **run)  # type: ignore[call-overload]
     assert clean.returncode == 0, clean.stderr
     assert json.loads(clean.stdout)["ok"] is True

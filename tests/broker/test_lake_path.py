@@ -28,8 +28,6 @@ def lake_server(servers: list[Server], *flags: str) -> Server:
     return start(servers, "--beam-cli", _beam_cli(), *flags, **{**FAST_FAKE, "PATH": path})
 
 
-
-
 def test_save_through_lake(servers: list[Server], project: Path) -> None:
     (project / "A").mkdir()
     (project / "A" / "B.lean").write_text("def b : Nat := 1\n")

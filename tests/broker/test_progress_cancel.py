@@ -30,8 +30,9 @@ def test_progress_and_live_diagnostics(servers: list[Server], project: Path) -> 
     assert structured(reply)["document_progress"]["done"] is True
 
 
-def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path,
-                                            tmp_path: Path) -> None:
+def test_cancelled_hover_frees_the_document(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "requests.jsonl"
     (project / "Slow.lean").write_text("example : True := by\n  sleep 600000\n  trivial\n")
     server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log))
@@ -40,8 +41,10 @@ def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path
     version = structured(opened)["version"]
     hover = {**ws, "path": "Slow.lean", "version": version, "line": 2, "character": 2}
     server.send(call(2, "lean_hover", hover))
-    until(lambda: [e for e in request_log(log) if e.get("request") == "textDocument/hover"],
-          "the hover to reach Lean")
+    until(
+        lambda: [e for e in request_log(log) if e.get("request") == "textDocument/hover"],
+        "the hover to reach Lean",
+    )
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
     # The cancelled call gets no answer; the next call on the same document is not blocked.
     server.send(call(3, "lean_close", {**ws, "path": "Slow.lean"}))
@@ -50,21 +53,24 @@ def test_cancelled_hover_frees_the_document(servers: list[Server], project: Path
     assert all(m.get("id") != 2 for m in before)
 
 
-def test_cancellation_reaches_lean(servers: list[Server], project: Path,
-                                   tmp_path: Path) -> None:
+def test_cancellation_reaches_lean(servers: list[Server], project: Path, tmp_path: Path) -> None:
     log = tmp_path / "requests.jsonl"
     (project / "Slow.lean").write_text(
-        "def answerA : Nat := 42\nexample : True := by\n  sleep 600000\n  trivial\n")
+        "def answerA : Nat := 42\nexample : True := by\n  sleep 600000\n  trivial\n"
+    )
     server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log))
     ws = workspace(project)
     version = structured(server.ask(call(1, "lean_update", {**ws, "path": "Slow.lean"})))["version"]
     slow = {**ws, "path": "Slow.lean", "version": version, "line": 3, "character": 2}
     server.send(call(2, "lean_hover", slow))
-    hovers = until(lambda: [e["id"] for e in request_log(log)
-                            if e.get("request") == "textDocument/hover"], "the hover to reach Lean")
+    hovers = until(
+        lambda: [e["id"] for e in request_log(log) if e.get("request") == "textDocument/hover"],
+        "the hover to reach Lean",
+    )
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
-    cancelled = until(lambda: [e["cancel"] for e in request_log(log) if "cancel" in e],
-                      "a $/cancelRequest")
+    cancelled = until(
+        lambda: [e["cancel"] for e in request_log(log) if "cancel" in e], "a $/cancelRequest"
+    )
     assert cancelled == hovers  # exactly the LSP id of the cancelled hover, once
     # The cancelled call gets no answer; the next call on the same document is answered.
     fast = {**ws, "path": "Slow.lean", "version": version, "line": 0, "character": 4}

@@ -38,8 +38,7 @@ def _hover(server: Server, rid: int, root: Path) -> None:
     assert "answerA : Nat" in str(structured(reply))
 
 
-def test_cap_closes_the_least_recently_used_session(servers: list[Server],
-                                                    tmp_path: Path) -> None:
+def test_cap_closes_the_least_recently_used_session(servers: list[Server], tmp_path: Path) -> None:
     roots = [_root(tmp_path, f"w{i}") for i in range(DEFAULT_CAP + 1)]
     server = fake_server(servers)
     for rid, root in enumerate(roots[:DEFAULT_CAP], start=1):

@@ -51,8 +51,7 @@ def test_setup_progress_with_a_token(servers: list[Server], importing: Path) -> 
     assert _notifications(before, "notifications/message") == []  # no log level, no logs
 
 
-def test_legacy_default_level_gets_one_setup_notice(servers: list[Server],
-                                                    importing: Path) -> None:
+def test_legacy_default_level_gets_one_setup_notice(servers: list[Server], importing: Path) -> None:
     server = fake_server(servers, **UNDER_LAKE)
     server.legacy_init()
     server.send(_sync(1, importing, modern_meta=False))
@@ -67,8 +66,9 @@ def test_legacy_default_level_gets_one_setup_notice(servers: list[Server],
     assert "progressToken" in data["progressHint"]
 
 
-def test_modern_request_without_log_level_stays_quiet(servers: list[Server],
-                                                      importing: Path) -> None:
+def test_modern_request_without_log_level_stays_quiet(
+    servers: list[Server], importing: Path
+) -> None:
     server = fake_server(servers, **UNDER_LAKE)
     server.send(_sync(1, importing))
     reply, before = server.read_until(1)

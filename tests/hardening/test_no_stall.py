@@ -182,4 +182,3 @@ def test_prune_with_a_fifo_client_config_finishes_and_keeps_everything(tmp_path:
     assert (root / "versions" / installed.runtime_id).is_dir()
     listed = installed.beam("runtime", "list", "--json")
     assert listed.code == 0 and "a FIFO" in listed.stdout, listed.stdout
-

@@ -87,6 +87,7 @@ KILL_POINTS = ("locked", "staging", "published")
 
 def kill_at(proc: subprocess.Popen[bytes], root: Path, new_id: str, point: str) -> None:
     """Wait (bounded) until the install reached `point`, or ended on its own."""
+
     def reached() -> bool:
         if point == "locked":
             return (root / "state" / "install.lock.json").exists()

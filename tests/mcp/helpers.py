@@ -36,16 +36,26 @@ def request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict
     return msg
 
 
-def modern(rid: Any, method: str, params: dict[str, Any] | None = None,
-           meta_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def modern(
+    rid: Any,
+    method: str,
+    params: dict[str, Any] | None = None,
+    meta_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     body = dict(params or {})
     body["_meta"] = {**meta(**(meta_extra or {})), **body.get("_meta", {})}
     return request(rid, method, body)
 
 
-def call(rid: Any, tool: str, arguments: dict[str, Any] | None = None, *, modern_meta: bool = True,
-         call_meta: dict[str, Any] | None = None, log_level: str | None = None
-         ) -> dict[str, Any]:
+def call(
+    rid: Any,
+    tool: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    modern_meta: bool = True,
+    call_meta: dict[str, Any] | None = None,
+    log_level: str | None = None,
+) -> dict[str, Any]:
     params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
     if call_meta:
         params["_meta"] = dict(call_meta)
@@ -61,8 +71,11 @@ SLEEP_BACKEND = {"LEAN_BEAM_MCP_BACKEND": f"{REPO}/tests/mcp/sleep_backend.py:cr
 
 def minimal_env(**extra: str) -> dict[str, str]:
     """What MCP clients pass: HOME, PATH and a few more, plus the repository on PYTHONPATH."""
-    env = {k: os.environ[k] for k in ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
-           if k in os.environ}
+    env = {
+        k: os.environ[k]
+        for k in ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
+        if k in os.environ
+    }
     env["PYTHONPATH"] = str(REPO)
     env.update(extra)
     return env
@@ -71,12 +84,16 @@ def minimal_env(**extra: str) -> dict[str, str]:
 class Server:
     """One server process; stdout lines are collected by a thread and parsed as JSON."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None,
-                 cwd: str | None = None) -> None:
+    def __init__(
+        self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "beam_mcp", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env if env is not None else minimal_env(), cwd=cwd or str(REPO),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env if env is not None else minimal_env(),
+            cwd=cwd or str(REPO),
         )
         self.lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self.raw: list[bytes] = []
@@ -115,15 +132,20 @@ class Server:
         value: dict[str, Any] = json.loads(line)
         return value
 
-    def read_until(self, rid: Any, timeout: float = WAIT_S) -> tuple[dict[str, Any],
-                                                                     list[dict[str, Any]]]:
+    def read_until(
+        self, rid: Any, timeout: float = WAIT_S
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The response to `rid` and every message that came before it."""
         before: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
         while True:
             msg = self.read(max(0.01, deadline - time.monotonic()))
-            if "id" in msg and msg["id"] == rid and "method" not in msg \
-                    and type(msg["id"]) is type(rid):
+            if (
+                "id" in msg
+                and msg["id"] == rid
+                and "method" not in msg
+                and type(msg["id"]) is type(rid)
+            ):
                 return msg, before
             before.append(msg)
 
@@ -146,9 +168,17 @@ class Server:
         return got
 
     def legacy_init(self) -> dict[str, Any]:
-        init = self.ask(request(0, "initialize", {
-            "protocolVersion": LEGACY, "capabilities": {},
-            "clientInfo": {"name": "tests", "version": "1"}}))
+        init = self.ask(
+            request(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "tests", "version": "1"},
+                },
+            )
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return init
 

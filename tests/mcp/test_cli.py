@@ -12,9 +12,15 @@ from tests.mcp.helpers import REPO, SLEEP_BACKEND, minimal_env
 
 
 def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "beam_mcp", *args], capture_output=True,
-                          text=True, env=minimal_env(**env), cwd=str(cwd or REPO), timeout=120,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "beam_mcp", *args],
+        capture_output=True,
+        text=True,
+        env=minimal_env(**env),
+        cwd=str(cwd or REPO),
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_version_text() -> None:
@@ -42,14 +48,19 @@ def test_missing_plugin_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_settings_precedence_flag_env_default() -> None:
-    env = {"LEAN_BEAM_MCP_MAX_WORKSPACES": "3", "LEAN_BEAM_MCP_LEAN_CMD": "lake serve --",
-           "LEAN_BEAM_MCP_STATUS_DELAY_MS": "10"}
+    env = {
+        "LEAN_BEAM_MCP_MAX_WORKSPACES": "3",
+        "LEAN_BEAM_MCP_LEAN_CMD": "lake serve --",
+        "LEAN_BEAM_MCP_STATUS_DELAY_MS": "10",
+    }
     got = build_settings({"status_delay_ms": "20"}, env)
     assert got.max_workspaces == 3 and got.status_delay_ms == 20
     assert got.lean_cmd == ("lake", "serve", "--")
     assert build_settings({}, {}).status_delay_ms == 2000
-    assert {k.env for k in KNOBS} >= {"LEAN_BEAM_MCP_IDLE_TIMEOUT_MS",
-                                      "LEAN_BEAM_MCP_SESSION_START_TIMEOUT_MS"}
+    assert {k.env for k in KNOBS} >= {
+        "LEAN_BEAM_MCP_IDLE_TIMEOUT_MS",
+        "LEAN_BEAM_MCP_SESSION_START_TIMEOUT_MS",
+    }
     args = build_settings({"lean_cmd": "a 'b c'", "max_workspaces": "2"}, {}).child_args()
     assert args == ["--lean-cmd", "a 'b c'", "--max-workspaces", "2"]
 
@@ -86,8 +97,12 @@ def test_self_check_missing_file_and_bad_timeout(project: Path) -> None:
 
 def test_self_check_phase_timeout(project: Path) -> None:
     (project / "6000ms.lean").write_text("")
-    done = run("--self-check", "6000ms.lean", cwd=project, **SLEEP_BACKEND,
-               LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS="3000")
+    done = run(
+        "--self-check",
+        "6000ms.lean",
+        cwd=project,
+        **SLEEP_BACKEND,
+        LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS="3000",
+    )
     assert done.returncode == 1
-    assert "phase lean_sync" in done.stderr and "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS" in \
-        done.stderr
+    assert "phase lean_sync" in done.stderr and "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS" in done.stderr

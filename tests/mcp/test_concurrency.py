@@ -30,14 +30,19 @@ def slow(rid: object, project: Path, path: str) -> dict:
 
 
 def cancel(rid: object) -> dict:
-    return {"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": rid, "reason": "test"}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": rid, "reason": "test"},
+    }
 
 
 def test_responses_come_out_of_order(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", args(project, "600ms")),
-                call(2, "lean_sync", args(project, "10ms")),
-                call(3, "beam_version"))
+    sleepy.send(
+        call(1, "lean_sync", args(project, "600ms")),
+        call(2, "lean_sync", args(project, "10ms")),
+        call(3, "beam_version"),
+    )
     got = [sleepy.read()["id"] for _ in range(3)]
     assert got[-1] == 1 and sorted(got) == [1, 2, 3]
 
@@ -54,17 +59,20 @@ def test_cancelled_request_gets_no_response(sleepy: Server, project: Path) -> No
     assert sleepy.ask(call(1, "lean_sync", args(project, "1ms")))["id"] == 1
 
 
-def test_cancelling_an_unknown_or_finished_request_is_harmless(sleepy: Server,
-                                                               project: Path) -> None:
+def test_cancelling_an_unknown_or_finished_request_is_harmless(
+    sleepy: Server, project: Path
+) -> None:
     sleepy.ask(call(1, "lean_sync", args(project, "1ms")))
     sleepy.send(cancel(1), cancel("nobody"), cancel(1.5))
     assert sleepy.ask(call(2, "beam_version"))["result"]["isError"] is False
 
 
 def test_drop_is_not_cancellable_and_fences(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", args(project, "400ms")),
-                call(2, "lean_drop_workspace", {"workspace": {"root": str(project)}}),
-                call(3, "lean_sync", args(project, "1ms")))
+    sleepy.send(
+        call(1, "lean_sync", args(project, "400ms")),
+        call(2, "lean_drop_workspace", {"workspace": {"root": str(project)}}),
+        call(3, "lean_sync", args(project, "1ms")),
+    )
     sleepy.send(cancel(2))
     order = [sleepy.read()["id"] for _ in range(3)]
     assert order == [1, 2, 3]

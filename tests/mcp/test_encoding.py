@@ -23,8 +23,9 @@ JSON = st.recursive(
     is_error=st.booleans(),
     extra=st.sampled_from([{}, {"resultType": "complete", "_meta": {"k": {"name": "x"}}}]),
 )
-def test_spliced_answer_is_the_answer(rid: Any, body: dict[str, Any], is_error: bool,
-                                      extra: dict[str, Any]) -> None:
+def test_spliced_answer_is_the_answer(
+    rid: Any, body: dict[str, Any], is_error: bool, extra: dict[str, Any]
+) -> None:
     raw = tool_result_message(rid, body, is_error, extra)
     assert raw.endswith(b"\n") and raw.count(b"\n") == 1
     expected = {

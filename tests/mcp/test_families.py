@@ -6,8 +6,11 @@ from beam_mcp.tools.catalog import NAMES
 from tests.mcp.helpers import LEGACY, MODERN, Server, call, error_code, modern, request
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-INIT = {"protocolVersion": "2024-11-05", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}
+INIT = {
+    "protocolVersion": "2024-11-05",
+    "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"},
+}
 
 
 def initialized() -> dict:
@@ -18,8 +21,9 @@ def test_discover_is_neutral_then_legacy(server: Server) -> None:
     found = server.ask(modern(1, "server/discover"))["result"]
     assert found["supportedVersions"] == [MODERN]
     assert found["capabilities"] == {"logging": {}, "tools": {"listChanged": False}}
-    assert found["resultType"] == "complete" and found[
-        "_meta"][SERVER_INFO]["name"] == "lean-beam-mcp"
+    assert (
+        found["resultType"] == "complete" and found["_meta"][SERVER_INFO]["name"] == "lean-beam-mcp"
+    )
     assert (found["ttlMs"], found["cacheScope"]) == (3600000, "public")
     assert "workspace" in found["instructions"]
     assert "progressToken" in found["instructions"]  # said once here, not per tool

@@ -13,13 +13,23 @@ from hypothesis import strategies as st
 
 from tests.mcp.helpers import SLEEP_BACKEND, Server, meta, minimal_env, request
 
-METHODS = ["initialize", "ping", "tools/list", "tools/call", "server/discover",
-           "logging/setLevel", "notifications/initialized", "notifications/cancelled", "x/y"]
+METHODS = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "server/discover",
+    "logging/setLevel",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "x/y",
+]
 TOOLS = ["beam_version", "beam_stats", "lean_sync", "lean_hover", "nope"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                 max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -31,15 +41,20 @@ def frames(draw: st.DrawFn) -> bytes:
         return draw(st.binary(max_size=40)).replace(b"\n", b" ") + b"\n"
     if kind == 1:
         return json.dumps(draw(json_values)).encode() + b"\n"
-    msg: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "2.0", "1.0"])),
-                           "method": draw(st.sampled_from(METHODS))}
+    msg: dict[str, Any] = {
+        "jsonrpc": draw(st.sampled_from(["2.0", "2.0", "1.0"])),
+        "method": draw(st.sampled_from(METHODS)),
+    }
     params: dict[str, Any] = {}
     if draw(st.booleans()):
         params["_meta"] = meta() if draw(st.booleans()) else draw(json_values)
     if msg["method"] == "tools/call":
         params["name"] = draw(st.sampled_from(TOOLS))
-        params["arguments"] = draw(st.dictionaries(
-            st.sampled_from(["workspace", "path", "version", "x"]), json_values, max_size=3))
+        params["arguments"] = draw(
+            st.dictionaries(
+                st.sampled_from(["workspace", "path", "version", "x"]), json_values, max_size=3
+            )
+        )
     if draw(st.booleans()):
         params.update(draw(st.dictionaries(st.text(max_size=4), json_values, max_size=2)))
     msg["params"] = params
@@ -72,8 +87,12 @@ def uniquify(batch: list[bytes], offset: int) -> list[bytes]:
         except ValueError:
             out.append(frame)
             continue
-        if isinstance(obj, dict) and "method" in obj and "id" in obj and \
-                (isinstance(obj["id"], str) or type(obj["id"]) is int):
+        if (
+            isinstance(obj, dict)
+            and "method" in obj
+            and "id" in obj
+            and (isinstance(obj["id"], str) or type(obj["id"]) is int)
+        ):
             obj["id"] = f"f{offset}-{n}" if isinstance(obj["id"], str) else offset * 1000 + n
             frame = json.dumps(obj).encode() + b"\n"
         out.append(frame)

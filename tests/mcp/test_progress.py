@@ -17,8 +17,9 @@ def methods(messages: list[dict]) -> list[str]:
 
 def test_progress_is_monotonic_and_precedes_the_response(sleepy: Server, project: Path) -> None:
     for rid, token in ((1, "tok"), (2, 7)):
-        msg = call(rid, "lean_sync", sync_args(project, "150ms steps3"),
-                   call_meta={"progressToken": token})
+        msg = call(
+            rid, "lean_sync", sync_args(project, "150ms steps3"), call_meta={"progressToken": token}
+        )
         sleepy.send(msg)
         response, before = sleepy.read_until(rid)
         progress = [m["params"] for m in before if m.get("method") == "notifications/progress"]
@@ -59,16 +60,23 @@ def test_fast_calls_stay_quiet(sleepy: Server, project: Path) -> None:
 def test_legacy_set_level_above_notice_suppresses_status(sleepy: Server, project: Path) -> None:
     sleepy.legacy_init()
     sleepy.ask(request(9, "logging/setLevel", {"level": "warning"}))
-    sleepy.send(call(1, "lean_sync", sync_args(project, "500ms diag", diagnostic_scope="all"),
-                     modern_meta=False))
+    sleepy.send(
+        call(
+            1,
+            "lean_sync",
+            sync_args(project, "500ms diag", diagnostic_scope="all"),
+            modern_meta=False,
+        )
+    )
     _, before = sleepy.read_until(1)
     levels = [m["params"]["level"] for m in before]
     assert levels == ["error", "warning"]  # diagnostics still pass at warning, status does not
 
 
 def test_modern_without_level_gets_no_logs(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_sync", sync_args(project, "500ms diag setup",
-                                               diagnostic_scope="all")))
+    sleepy.send(
+        call(1, "lean_sync", sync_args(project, "500ms diag setup", diagnostic_scope="all"))
+    )
     assert sleepy.read_until(1)[1] == []
 
 
@@ -108,8 +116,14 @@ def test_diagnostic_levels_follow_the_matrix(sleepy: Server, project: Path) -> N
 
 
 def test_drop_reports_preparation_before_waiting(sleepy: Server, project: Path) -> None:
-    sleepy.send(call(1, "lean_drop_workspace", {"workspace": {"root": str(project)}},
-                     call_meta={"progressToken": "d"}))
+    sleepy.send(
+        call(
+            1,
+            "lean_drop_workspace",
+            {"workspace": {"root": str(project)}},
+            call_meta={"progressToken": "d"},
+        )
+    )
     _, before = sleepy.read_until(1)
     assert before and before[0]["params"]["progress"] == 1
     assert "eviction" in before[0]["params"]["message"]

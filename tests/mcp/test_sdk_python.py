@@ -41,8 +41,7 @@ async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, 
     logs: list[Any] = []
 
     class OnProgress:
-        async def __call__(self, progress: float, total: float | None,
-                           message: str | None) -> None:
+        async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
             updates.append(progress)
 
     on_progress = OnProgress()
@@ -54,27 +53,40 @@ async def session(mode: str, project: Path, log_level: Any = None) -> dict[str, 
         from mcp.client.stdio import stdio_client
 
         transport = stdio_client(params(**SLEEP_BACKEND), errlog=errlog)
-        async with Client(transport, mode=mode, logging_callback=on_log,
-                          log_level=log_level) as client:
+        async with Client(
+            transport, mode=mode, logging_callback=on_log, log_level=log_level
+        ) as client:
             tools = await client.list_tools()
             version = await client.call_tool("beam_version", {})
-            bad = await client.call_tool("lean_sync", {"workspace": {"root": "rel"},
-                                                       "path": "x"})
+            bad = await client.call_tool("lean_sync", {"workspace": {"root": "rel"}, "path": "x"})
             sync = await client.call_tool(
-                "lean_sync", {"workspace": {"root": str(project)}, "path": "300ms steps2"},
-                progress_callback=on_progress)
+                "lean_sync",
+                {"workspace": {"root": str(project)}, "path": "300ms steps2"},
+                progress_callback=on_progress,
+            )
             quiet = await client.call_tool(
-                "lean_sync", {"workspace": {"root": str(project)}, "path": "300ms"})
+                "lean_sync", {"workspace": {"root": str(project)}, "path": "300ms"}
+            )
             protocol = client.session.protocol_version
         errlog.seek(0)
         stderr = errlog.read()
-    return {"tools": tools, "version": version, "bad": bad, "sync": sync, "quiet": quiet,
-            "progress": updates, "logs": logs, "stderr": stderr, "protocol": protocol}
+    return {
+        "tools": tools,
+        "version": version,
+        "bad": bad,
+        "sync": sync,
+        "quiet": quiet,
+        "progress": updates,
+        "logs": logs,
+        "stderr": stderr,
+        "protocol": protocol,
+    }
 
 
-@pytest.mark.parametrize(("mode", "protocol"), [("legacy", "2025-11-25"),
-                                                 ("auto", "2026-07-28"),
-                                                 ("2026-07-28", "2026-07-28")])
+@pytest.mark.parametrize(
+    ("mode", "protocol"),
+    [("legacy", "2025-11-25"), ("auto", "2026-07-28"), ("2026-07-28", "2026-07-28")],
+)
 def test_sdk_modes(mode: str, protocol: str, project: Path) -> None:
     got = anyio.run(session, mode, project)
     assert got["protocol"] == protocol

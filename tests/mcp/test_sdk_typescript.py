@@ -40,8 +40,12 @@ def sdk_dir() -> Path:
     if not (target / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         target.mkdir(parents=True, exist_ok=True)
         (target / "package.json").write_text('{"private": true, "type": "module"}\n')
-        subprocess.run([npm, "install", "--no-audit", "--no-fund", "--silent", SDK],
-                       cwd=target, check=True, timeout=300)
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--silent", SDK],
+            cwd=target,
+            check=True,
+            timeout=300,
+        )
     shutil.copy(HERE / "ts_client.mjs", target / "ts_client.mjs")
     return target
 
@@ -51,8 +55,14 @@ def test_typescript_sdk_legacy_client(sdk_dir: Path, project: Path) -> None:
     executable = str(Path(sys.executable).with_name("lean-beam-mcp"))
     env = minimal_env(BEAM_NO_DELEGATE="1", **SLEEP_BACKEND)
     env["PATH"] = os.path.dirname(node) + os.pathsep + env.get("PATH", "")
-    run = subprocess.run([node, str(sdk_dir / "ts_client.mjs"), executable, str(project)],
-                         capture_output=True, text=True, env=env, cwd=str(REPO), timeout=120)
+    run = subprocess.run(
+        [node, str(sdk_dir / "ts_client.mjs"), executable, str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout.strip().splitlines()[-1])
     assert summary["server"]["name"] == "lean-beam-mcp"

@@ -75,8 +75,13 @@ def test_regular_file_stdin_is_read_to_the_end(project: Path, tmp_path: Path) ->
     requests.write_bytes(b"".join(lines) + json.dumps(_sync(4, project)).encode())
     with requests.open("rb") as stdin:
         done = subprocess.run(
-            [sys.executable, "-m", "beam_mcp"], stdin=stdin, capture_output=True,
-            env=minimal_env(**SLEEP_BACKEND), cwd=REPO, timeout=60, check=False,
+            [sys.executable, "-m", "beam_mcp"],
+            stdin=stdin,
+            capture_output=True,
+            env=minimal_env(**SLEEP_BACKEND),
+            cwd=REPO,
+            timeout=60,
+            check=False,
         )
     assert (done.returncode, done.stderr) == (0, b"")
     answers = _answers(done.stdout)
@@ -89,8 +94,12 @@ def test_terminal_stdin(project: Path) -> None:
     master, slave = pty.openpty()
     tty.setraw(slave)  # no echo, no line editing: the bytes arrive as written
     proc = subprocess.Popen(
-        [sys.executable, "-m", "beam_mcp"], stdin=slave, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env=minimal_env(**SLEEP_BACKEND), cwd=REPO,
+        [sys.executable, "-m", "beam_mcp"],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=minimal_env(**SLEEP_BACKEND),
+        cwd=REPO,
     )
     os.close(slave)
     try:

@@ -13,21 +13,58 @@ from beam_mcp.tools.catalog import NAMES
 from tests.mcp.helpers import REPO, SLEEP_BACKEND, Server, call, minimal_env, modern, structured
 
 EXPECTED_ORDER = [
-    "beam_version", "beam_stats", "beam_feedback_report", "lean_drop_workspace", "lean_run_at",
-    "lean_run_at_handle", "lean_hover", "lean_signature_help", "lean_definition",
-    "lean_references", "lean_document_symbols", "lean_workspace_symbols", "lean_goals",
-    "lean_todo", "lean_code_action_resolve", "lean_run_with", "lean_run_with_linear",
-    "lean_release", "lean_update", "lean_sync", "lean_refresh", "lean_save", "lean_close_save",
-    "lean_close", "lean_verify", "lean_search", "lean_try",
+    "beam_version",
+    "beam_stats",
+    "beam_feedback_report",
+    "lean_drop_workspace",
+    "lean_run_at",
+    "lean_run_at_handle",
+    "lean_hover",
+    "lean_signature_help",
+    "lean_definition",
+    "lean_references",
+    "lean_document_symbols",
+    "lean_workspace_symbols",
+    "lean_goals",
+    "lean_todo",
+    "lean_code_action_resolve",
+    "lean_run_with",
+    "lean_run_with_linear",
+    "lean_release",
+    "lean_update",
+    "lean_sync",
+    "lean_refresh",
+    "lean_save",
+    "lean_close_save",
+    "lean_close",
+    "lean_verify",
+    "lean_search",
+    "lean_try",
 ]
-READ_ONLY = {"beam_version", "beam_stats", "lean_run_at", "lean_hover", "lean_signature_help",
-             "lean_definition", "lean_references", "lean_document_symbols",
-             "lean_workspace_symbols", "lean_goals", "lean_todo", "lean_code_action_resolve",
-             "lean_search"}
+READ_ONLY = {
+    "beam_version",
+    "beam_stats",
+    "lean_run_at",
+    "lean_hover",
+    "lean_signature_help",
+    "lean_definition",
+    "lean_references",
+    "lean_document_symbols",
+    "lean_workspace_symbols",
+    "lean_goals",
+    "lean_todo",
+    "lean_code_action_resolve",
+    "lean_search",
+}
 ADDITIVE = {"lean_run_at_handle", "lean_run_with", "lean_try"}
 IDEMPOTENT = {"lean_drop_workspace", "lean_close"}
-SPECULATIVE = {"lean_run_at", "lean_run_at_handle", "lean_run_with", "lean_run_with_linear",
-               "lean_try"}
+SPECULATIVE = {
+    "lean_run_at",
+    "lean_run_at_handle",
+    "lean_run_with",
+    "lean_run_with_linear",
+    "lean_try",
+}
 
 
 def test_committed_schema_matches_the_models() -> None:
@@ -61,9 +98,15 @@ def test_tools_list_order_annotations_and_schemas(server: Server) -> None:
     assert [t["name"] for t in tools] == EXPECTED_ORDER == list(NAMES)
     for tool in tools:
         name = tool["name"]
-        expected = ({"readOnlyHint": True} if name in READ_ONLY else
-                    {"destructiveHint": False} if name in ADDITIVE else
-                    {"idempotentHint": True} if name in IDEMPOTENT else None)
+        expected = (
+            {"readOnlyHint": True}
+            if name in READ_ONLY
+            else {"destructiveHint": False}
+            if name in ADDITIVE
+            else {"idempotentHint": True}
+            if name in IDEMPOTENT
+            else None
+        )
         assert tool.get("annotations") == expected, name
         assert "outputSchema" not in tool
         schema = tool["inputSchema"]
@@ -110,10 +153,12 @@ def test_strict_validation_is_invalid_input(server: Server, project: Path) -> No
 
 
 def test_without_a_way_to_start_lean_calls_answer_runtime_setup(
-        server: Server, project: Path) -> None:
+    server: Server, project: Path
+) -> None:
     # No --beam-cli and no --lean-cmd: whichever backend is present cannot start Lean.
-    msg = server.ask(call(1, "lean_sync", {"workspace": {"root": str(project)},
-                                           "path": "Main.lean"}))
+    msg = server.ask(
+        call(1, "lean_sync", {"workspace": {"root": str(project)}, "path": "Main.lean"})
+    )
     result = msg["result"]
     assert result["isError"] is True
     body = result["structuredContent"]
@@ -127,8 +172,11 @@ def test_symlinked_roots_are_canonicalized(project: Path, tmp_path: Path) -> Non
     alias.symlink_to(project)
     srv = Server(env=minimal_env(**SLEEP_BACKEND))
     try:
-        body = structured(srv.ask(call(1, "lean_update", {"workspace": {"root": str(alias)},
-                                                          "path": "Main.lean"})))
+        body = structured(
+            srv.ask(
+                call(1, "lean_update", {"workspace": {"root": str(alias)}, "path": "Main.lean"})
+            )
+        )
         assert body["workspace"] == {"root": os.path.realpath(project)}
     finally:
         srv.kill()
@@ -136,10 +184,15 @@ def test_symlinked_roots_are_canonicalized(project: Path, tmp_path: Path) -> Non
 
 def test_drop_accepts_a_vanished_root(server: Server, tmp_path: Path) -> None:
     gone = tmp_path / "gone"
-    body = structured(server.ask(call(1, "lean_drop_workspace",
-                                      {"workspace": {"root": str(gone)}})))
-    assert body == {"workspace": {"root": str(gone)}, "dropped": False,
-                    "invalidated_handles": 0, "reason": "notFound"}
+    body = structured(
+        server.ask(call(1, "lean_drop_workspace", {"workspace": {"root": str(gone)}}))
+    )
+    assert body == {
+        "workspace": {"root": str(gone)},
+        "dropped": False,
+        "invalidated_handles": 0,
+        "reason": "notFound",
+    }
     rel = structured(server.ask(call(2, "lean_drop_workspace", {"workspace": {"root": "x"}})))
     assert rel["code"] == "invalidInput"
 
@@ -157,11 +210,19 @@ def test_beam_version_and_stats(server: Server) -> None:
 
 
 def test_start_path_imports_nothing_heavy() -> None:
-    code = ("import sys, beam_mcp.main, beam_mcp.server, beam_mcp.router;"
-            "heavy = {'pydantic', 'anyio', 'lsprotocol', 'click', 'asyncio'} & set(sys.modules);"
-            "print(sorted(heavy))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=minimal_env(), cwd=str(REPO), check=True).stdout
+    code = (
+        "import sys, beam_mcp.main, beam_mcp.server, beam_mcp.router;"
+        "heavy = {'pydantic', 'anyio', 'lsprotocol', 'click', 'asyncio'} & set(sys.modules);"
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=minimal_env(),
+        cwd=str(REPO),
+        check=True,
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -174,8 +235,14 @@ def test_stats_per_workspace_with_test_backend(project: Path) -> None:
         (entry,) = stats["workspaces"]
         assert entry["root"] == os.path.realpath(project)
         assert entry["tools"]["lean_sync"]["count"] == 1
-        assert set(entry["session"]) >= {"active", "epoch", "pid", "rss_bytes",
-                                         "open_documents", "scratch_documents"}
+        assert set(entry["session"]) >= {
+            "active",
+            "epoch",
+            "pid",
+            "rss_bytes",
+            "open_documents",
+            "scratch_documents",
+        }
         assert structured(srv.ask(call(3, "beam_version")))["runtime_active"] is True
         dropped = structured(srv.ask(call(4, "lean_drop_workspace", {"workspace": ws})))
         assert dropped["dropped"] is True

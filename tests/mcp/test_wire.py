@@ -123,9 +123,10 @@ def test_tools_list_cursor_is_rejected(server: Server) -> None:
 
 
 def test_notifications_need_no_meta_and_get_no_answer(server: Server) -> None:
-    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                 "params": {"requestId": 99}},
-                {"jsonrpc": "2.0", "method": "notifications/whatever"})
+    server.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+        {"jsonrpc": "2.0", "method": "notifications/whatever"},
+    )
     assert server.ask(request(1, "ping"))["id"] == 1
     assert server.quiet(0.2) == []
 

@@ -25,8 +25,9 @@ class Installed:
 
     def beam(self, *args: str, cwd: Path | None = None, **extra: str) -> Run:
         """`<root>/bin/lean-beam ARGS` as an MCP client would run it."""
-        return run([str(self.root / "bin" / "lean-beam"), *args], self.env(**extra),
-                   cwd=cwd or self.home)
+        return run(
+            [str(self.root / "bin" / "lean-beam"), *args], self.env(**extra), cwd=cwd or self.home
+        )
 
     def versions(self) -> Path:
         return self.root / "versions"
@@ -34,8 +35,15 @@ class Installed:
 
 def install_into(home: Path, root: Path) -> str:
     done = run(
-        [dev_command("lean-beam"), "install", "--install-root", str(root),
-         "--bin-dir", str(home / ".local" / "bin"), "--json"],
+        [
+            dev_command("lean-beam"),
+            "install",
+            "--install-root",
+            str(root),
+            "--bin-dir",
+            str(home / ".local" / "bin"),
+            "--json",
+        ],
         client_env(home),
     )
     assert done.code == 0, done.stderr
@@ -62,7 +70,9 @@ class LeaseHolder:
         )
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code, str(root), runtime_id],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert self.proc.stdout is not None
         self.held = self.proc.stdout.readline().startswith("held")

@@ -53,16 +53,20 @@ def test_healthy_install_in_a_lean_project(installed: Installed, tmp_path: Path)
     assert text.code == 0 and "everything works" in text.stdout
 
 
-def test_every_problem_has_a_fix_and_fails(installed: Installed, tmp_path: Path,
-                                          lease_holders) -> None:  # type: ignore[no-untyped-def]
+def test_every_problem_has_a_fix_and_fails(
+    installed: Installed, tmp_path: Path, lease_holders
+) -> None:  # type: ignore[no-untyped-def]
     root = installed.root
     old = clone_runtime(root, installed.runtime_id, variant="a", created_at="2020-01-01T00:00:00Z")
     gone = "0.1.0-0000000000000000"
-    write_codex(installed.home, {
-        "pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
-        "dangling": f"{root}/versions/{gone}/bin/lean-beam-mcp",
-        "pipx": "/opt/pipx/bin/lean-beam-mcp",
-    })
+    write_codex(
+        installed.home,
+        {
+            "pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
+            "dangling": f"{root}/versions/{gone}/bin/lean-beam-mcp",
+            "pipx": "/opt/pipx/bin/lean-beam-mcp",
+        },
+    )
     (installed.home / ".claude.json").write_text("{not json")
     (root / "versions" / "broken").mkdir()
     (root / "bin" / "beam-cli").unlink()
@@ -111,14 +115,20 @@ def test_missing_toolchain_fails_inside_a_project(installed: Installed, tmp_path
 def test_missing_current_and_not_installed(installed: Installed, tmp_path: Path) -> None:
     os.unlink(installed.root / "current")
     env = installed.env(BEAM_NO_DELEGATE="1")
-    result = run([dev_command("lean-beam"), "doctor", "--json", "--install-root",
-                  str(installed.root)], env, cwd=tmp_path)
+    result = run(
+        [dev_command("lean-beam"), "doctor", "--json", "--install-root", str(installed.root)],
+        env,
+        cwd=tmp_path,
+    )
     report = json.loads(result.stdout)
     assert result.code == 1 and find(report, "current")["status"] == "fail"
     assert find(report, "current")["fix"] == "lean-beam install"
     shutil.rmtree(installed.root)
-    result = run([dev_command("lean-beam"), "doctor", "--install-root", str(installed.root)],
-                 env, cwd=tmp_path)
+    result = run(
+        [dev_command("lean-beam"), "doctor", "--install-root", str(installed.root)],
+        env,
+        cwd=tmp_path,
+    )
     assert result.code == 1 and "does not exist" in result.stdout
     assert "fix: lean-beam install" in result.stdout
 

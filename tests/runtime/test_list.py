@@ -38,8 +38,13 @@ def test_flags_order_and_invalid_entries(installed: Installed, lease_holders) ->
     mid = clone_runtime(root, source, variant="mid", created_at="2021-01-01T00:00:00Z")
     new = clone_runtime(root, source, variant="new", created_at="2022-01-01T00:00:00Z")
     assert lease_holders(root, mid).held
-    write_codex(installed.home, {"pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
-                                 "stable": f"{root}/bin/lean-beam-mcp"})
+    write_codex(
+        installed.home,
+        {
+            "pinned": f"{root}/versions/{old}/bin/lean-beam-mcp",
+            "stable": f"{root}/bin/lean-beam-mcp",
+        },
+    )
     versions = installed.versions()
     (versions / "stray-file").write_text("x")
     (versions / "no-manifest").mkdir()
@@ -52,8 +57,11 @@ def test_flags_order_and_invalid_entries(installed: Installed, lease_holders) ->
     assert set(order[4:]) == {"stray-file", "no-manifest", "0.1.0-link"}
     assert by_id[mid]["active"] and not by_id[new]["active"] and not by_id[old]["active"]
     assert by_id[old]["referenced_by"] == [
-        {"client": "codex", "config": str(installed.home / ".codex" / "config.toml"),
-         "server_name": "pinned"}
+        {
+            "client": "codex",
+            "config": str(installed.home / ".codex" / "config.toml"),
+            "server_name": "pinned",
+        }
     ]
     assert by_id[new]["referenced_by"] == [] and not by_id[new]["current"]
     for name in ("stray-file", "no-manifest", "0.1.0-link"):
@@ -78,8 +86,17 @@ def test_unparsable_config_is_reported_per_runtime(installed: Installed) -> None
 
 def test_install_root_option_from_a_development_copy(installed: Installed) -> None:
     env = installed.env(BEAM_NO_DELEGATE="1")
-    result = run([dev_command("lean-beam"), "runtime", "list", "--install-root",
-                  str(installed.root), "--json"], env)
+    result = run(
+        [
+            dev_command("lean-beam"),
+            "runtime",
+            "list",
+            "--install-root",
+            str(installed.root),
+            "--json",
+        ],
+        env,
+    )
     assert result.code == 0, result.stderr
     (entry,) = result.json()["runtimes"]
     assert entry["current"] and not entry["active"]  # nothing runs from the runtime now
@@ -87,8 +104,9 @@ def test_install_root_option_from_a_development_copy(installed: Installed) -> No
 
 def test_refused_root_and_usage_errors(installed: Installed) -> None:
     env = installed.env(BEAM_NO_DELEGATE="1")
-    bad = run([dev_command("lean-beam"), "runtime", "list", "--install-root", "relative/x",
-               "--json"], env)
+    bad = run(
+        [dev_command("lean-beam"), "runtime", "list", "--install-root", "relative/x", "--json"], env
+    )
     assert bad.code == 1 and bad.error()["category"] == "invalidInstallRoot"
     unknown = installed.beam("runtime", "list", "--bogus")
     assert unknown.code == 2 and unknown.stdout == ""

@@ -206,8 +206,9 @@ def test_not_a_lean_project_with_root(home: Path, tmp_path: Path, what: str) -> 
         target.write_text("x")
     elif what == "plain-dir":
         target.mkdir()
-    error = expect_error(mcp_config(home, tmp_path, "--root", str(target), "mcp-config"),
-                         "notLeanProject")
+    error = expect_error(
+        mcp_config(home, tmp_path, "--root", str(target), "mcp-config"), "notLeanProject"
+    )
     assert "--root" in error["fix"]
 
 
@@ -247,16 +248,18 @@ def test_old_release_is_unsupported(home: Path, tmp_path: Path, toolchain: str) 
 def test_failing_lake_is_not_runnable(home: Path, tmp_path: Path) -> None:
     install_fake_elan(home / ".elan")
     project = make_project(tmp_path / "proj")
-    error = expect_error(mcp_config(home, project, "mcp-config", FAKE_LAKE_MODE="fail"),
-                         "toolchainNotRunnable")
+    error = expect_error(
+        mcp_config(home, project, "mcp-config", FAKE_LAKE_MODE="fail"), "toolchainNotRunnable"
+    )
     assert "told to fail" in error["details"]["stderr_tail"]
 
 
 def test_hanging_lake_is_bounded(home: Path, tmp_path: Path) -> None:
     install_fake_elan(home / ".elan")
     project = make_project(tmp_path / "proj")
-    result = mcp_config(home, project, "mcp-config", FAKE_LAKE_MODE="hang",
-                        BEAM_TOOLCHAIN_PROBE_TIMEOUT_S="1")
+    result = mcp_config(
+        home, project, "mcp-config", FAKE_LAKE_MODE="hang", BEAM_TOOLCHAIN_PROBE_TIMEOUT_S="1"
+    )
     error = expect_error(result, "toolchainNotRunnable")
     assert "did not finish" in error["message"]
 

@@ -18,8 +18,12 @@ from tests.runtime.trees import clone_runtime
 def make_old(installed: Installed, count: int) -> list[str]:
     """`count` derived runtimes, oldest first, all older than the installed one."""
     return [
-        clone_runtime(installed.root, installed.runtime_id, variant=str(i),
-                      created_at=f"2020-01-01T00:00:{i:02d}Z")
+        clone_runtime(
+            installed.root,
+            installed.runtime_id,
+            variant=str(i),
+            created_at=f"2020-01-01T00:00:{i:02d}Z",
+        )
         for i in range(count)
     ]
 
@@ -89,8 +93,19 @@ def test_active_and_referenced_runtimes_are_kept(installed: Installed, lease_hol
     holder = lease_holders(root, old[0])
     assert holder.held
     write_codex(home, {"beam": f"{root}/versions/{old[1]}/bin/lean-beam-mcp"})
-    (home / ".claude.json").write_text(json.dumps({"projects": {"/p": {"mcpServers": {
-        "b": {"command": "x", "env": {"P": f"{root}/versions/{old[2]}/bin"}}}}}}))
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "projects": {
+                    "/p": {
+                        "mcpServers": {
+                            "b": {"command": "x", "env": {"P": f"{root}/versions/{old[2]}/bin"}}
+                        }
+                    }
+                }
+            }
+        )
+    )
     vibe = home / ".vibe"
     vibe.mkdir()
     (vibe / "config.toml").write_text(f'[[mcp_servers]\nname = "{old[3]}"\n')  # does not parse
@@ -104,8 +119,9 @@ def test_active_and_referenced_runtimes_are_kept(installed: Installed, lease_hol
     assert present(installed) == {installed.runtime_id, *old[:4]}
 
 
-def test_invalid_symlinked_and_unexpected_entries_are_skipped(installed: Installed,
-                                                              tmp_path: Path) -> None:
+def test_invalid_symlinked_and_unexpected_entries_are_skipped(
+    installed: Installed, tmp_path: Path
+) -> None:
     old = make_old(installed, 2)
     versions = installed.versions()
     outside = tmp_path / "outside"
@@ -161,8 +177,12 @@ def test_lock_timeout_names_the_holder(installed: Installed) -> None:
         "with install_lock(Path(sys.argv[1]), timeout=5, command='holder-under-test'):\n"
         "    print('locked', flush=True); sys.stdin.read()\n"
     )
-    holder = subprocess.Popen([sys.executable, "-c", code, str(installed.root)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(installed.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         result = prune(installed, "--yes", "--lock-timeout", "0.2", "--json")
@@ -194,17 +214,30 @@ def _fail_second_removal(installed: Installed, pause: Path) -> None:
 
 
 @pytest.mark.parametrize("as_json", [True, False])
-def test_failure_midway_says_what_was_removed(installed: Installed, tmp_path: Path,
-                                              as_json: bool) -> None:
+def test_failure_midway_says_what_was_removed(
+    installed: Installed, tmp_path: Path, as_json: bool
+) -> None:
     old = make_old(installed, 3)
     pause = tmp_path / "pause"
     pause.mkdir()
     (pause / "0.go").touch()
     (pause / "2.go").touch()
-    args = [str(installed.root / "bin" / "lean-beam"), "runtime", "prune", "--yes",
-            "--keep-latest", "0", *(["--json"] if as_json else [])]
-    proc = subprocess.Popen(args, env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [
+        str(installed.root / "bin" / "lean-beam"),
+        "runtime",
+        "prune",
+        "--yes",
+        "--keep-latest",
+        "0",
+        *(["--json"] if as_json else []),
+    ]
+    proc = subprocess.Popen(
+        args,
+        env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _fail_second_removal(installed, pause)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1

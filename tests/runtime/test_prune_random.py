@@ -59,8 +59,11 @@ class World:
     # -- runtimes --
     def valid_ids(self) -> list[str]:
         versions = self.root / "versions"
-        return sorted(n for n in os.listdir(versions)
-                      if not (versions / n).is_symlink() and (versions / n).is_dir())
+        return sorted(
+            n
+            for n in os.listdir(versions)
+            if not (versions / n).is_symlink() and (versions / n).is_dir()
+        )
 
     def top_up(self, rng: random.Random) -> None:
         want = rng.randint(3, 7)
@@ -89,20 +92,29 @@ class World:
     def _write(self, client: str, servers: dict[str, str]) -> None:
         if client == "codex":
             path = self.home / ".codex" / "config.toml"
-            text = "".join(f"[mcp_servers.{n}]\ncommand = {json.dumps(c)}\n"
-                           for n, c in servers.items())
+            text = "".join(
+                f"[mcp_servers.{n}]\ncommand = {json.dumps(c)}\n" for n, c in servers.items()
+            )
         elif client == "vibe":
             path = self.home / ".vibe" / "config.toml"
-            text = "".join(f'[[mcp_servers]]\nname = "{n}"\ncommand = {json.dumps(c)}\n'
-                           for n, c in servers.items())
+            text = "".join(
+                f'[[mcp_servers]]\nname = "{n}"\ncommand = {json.dumps(c)}\n'
+                for n, c in servers.items()
+            )
         elif client == "claude":
             path = self.home / ".claude.json"
-            text = json.dumps({"projects": {"/w": {"mcpServers": {
-                n: {"command": c} for n, c in servers.items()}}}})
+            text = json.dumps(
+                {
+                    "projects": {
+                        "/w": {"mcpServers": {n: {"command": c} for n, c in servers.items()}}
+                    }
+                }
+            )
         else:
             path = self.home / ".config" / "opencode" / "opencode.json"
-            text = json.dumps({"mcp": {n: {"type": "local", "command": [c]}
-                                       for n, c in servers.items()}})
+            text = json.dumps(
+                {"mcp": {n: {"type": "local", "command": [c]} for n, c in servers.items()}}
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text)
@@ -136,11 +148,24 @@ class World:
             switch_current(self.root, runtime_id)
 
     def start_install(self) -> None:
-        argv = [dev_command("lean-beam"), "install", "--install-root", str(self.root),
-                "--bin-dir", str(self.home / ".local" / "bin"), "--json"]
-        self.installs.append(subprocess.Popen(
-            argv, env=client_env(self.home), stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True))
+        argv = [
+            dev_command("lean-beam"),
+            "install",
+            "--install-root",
+            str(self.root),
+            "--bin-dir",
+            str(self.home / ".local" / "bin"),
+            "--json",
+        ]
+        self.installs.append(
+            subprocess.Popen(
+                argv,
+                env=client_env(self.home),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
 
     def protected(self) -> set[str]:
         target = os.readlink(self.root / "current")  # "versions/<id>", maybe a swapped entry
@@ -179,8 +204,13 @@ def _chaos(world: World, rng: random.Random, stop: threading.Event) -> None:
             world.register(rng, rng.choice(ids), counted=False)
 
 
-def _drive(world: World, rng: random.Random, proc: subprocess.Popen[str], pause: Path,
-           decided: dict[str, bool]) -> None:
+def _drive(
+    world: World,
+    rng: random.Random,
+    proc: subprocess.Popen[str],
+    pause: Path,
+    decided: dict[str, bool],
+) -> None:
     """Answer prune's pauses, changing the world at each one."""
     step = 0
     while True:
@@ -225,9 +255,22 @@ def _trial(world: World, rng: random.Random, trial: int) -> None:
     env = client_env(world.home, **({"BEAM_PRUNE_PAUSE_DIR": str(pause)} if use_pause else {}))
     keep = str(rng.randint(0, 3))
     proc = subprocess.Popen(
-        [str(world.root / "bin" / "lean-beam"), "runtime", "prune", "--yes", "--json",
-         "--keep-latest", keep, "--lock-timeout", "60"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            str(world.root / "bin" / "lean-beam"),
+            "runtime",
+            "prune",
+            "--yes",
+            "--json",
+            "--keep-latest",
+            keep,
+            "--lock-timeout",
+            "60",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stop = threading.Event()
     chaos = threading.Thread(target=_chaos, args=(world, random.Random(rng.random()), stop))
     if rng.random() < 0.3:

@@ -95,8 +95,18 @@ def test_claude_config_dir(home: Path, root: Path, tmp_path: Path) -> None:
 def test_opencode_json_and_jsonc(home: Path, root: Path) -> None:
     cfg = home / ".config" / "opencode"
     cfg.mkdir(parents=True)
-    (cfg / "opencode.json").write_text(json.dumps({"mcp": {"beam": {
-        "type": "local", "command": [f"{root}/versions/{ID_A}/bin/lean-beam-mcp"]}}}))
+    (cfg / "opencode.json").write_text(
+        json.dumps(
+            {
+                "mcp": {
+                    "beam": {
+                        "type": "local",
+                        "command": [f"{root}/versions/{ID_A}/bin/lean-beam-mcp"],
+                    }
+                }
+            }
+        )
+    )
     (cfg / "opencode.jsonc").write_text(
         "{\n // comment with a path " + f"{root}/versions/{ID_A}\n"
         '  "mcp": { "b": { "type": "local", "command": ["x"], /* inline */\n'

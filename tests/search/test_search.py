@@ -21,8 +21,10 @@ theorem add_zero_right (n : Nat) :
 def double (n : Nat) : Nat := 2 * n
 end Demo
 """
-PACKAGE = "theorem List.length_append_cons (xs ys : List α) (y : α) :\n" \
+PACKAGE = (
+    "theorem List.length_append_cons (xs ys : List α) (y : α) :\n"
     "    (xs ++ y :: ys).length = xs.length + ys.length + 1 := by simp\n"
+)
 CORE = "namespace Nat\ntheorem succ_ne_zero (n : Nat) : succ n ≠ 0 := nofun\nend Nat\n"
 
 
@@ -53,16 +55,27 @@ def test_hits_come_from_the_workspace_its_packages_and_the_toolchain(
     found = search(server, project, 1, "add zero")
     assert found["workspace"] == {"root": str(project)} and found["indexed_files"] == 3
     assert found["hits"][0] == {
-        "name": "Demo.add_zero_right", "kind": "theorem",
-        "signature": "add_zero_right (n : Nat) : n + 0 = n", "path": "Main.lean", "line": 3,
+        "name": "Demo.add_zero_right",
+        "kind": "theorem",
+        "signature": "add_zero_right (n : Nat) : n + 0 = n",
+        "path": "Main.lean",
+        "line": 3,
     }
     package = search(server, project, 2, "length append")["hits"]
     assert package[0]["name"] == "List.length_append_cons"
     assert package[0]["path"] == ".lake/packages/dep/Dep/List.lean" and package[0]["line"] == 1
     core = search(server, project, 3, "succ_ne_zero")["hits"]
     assert core[0]["name"] == "Nat.succ_ne_zero"
-    assert core[0]["path"] == str(tmp_path / "elan" / "toolchains" / "leanprover--lean4---v4.24.0"
-                                  / "src" / "lean" / "Init" / "Core.lean")
+    assert core[0]["path"] == str(
+        tmp_path
+        / "elan"
+        / "toolchains"
+        / "leanprover--lean4---v4.24.0"
+        / "src"
+        / "lean"
+        / "Init"
+        / "Core.lean"
+    )
     by_statement = search(server, project, 4, "xs.length")["hits"]
     assert names({"hits": by_statement}) == ["List.length_append_cons"]
     assert list((tmp_path / "cache" / "beam" / "search").glob("*.sqlite3"))
@@ -109,8 +122,9 @@ def test_first_build_reports_progress_and_a_new_manifest_replaces_the_index(
     server.send(call(1, "lean_search", args, call_meta={"progressToken": "s"}))
     reply, before = server.read_until(1)
     assert reply["result"]["isError"] is False
-    progress = [m["params"]["message"] for m in before
-                if m.get("method") == "notifications/progress"]
+    progress = [
+        m["params"]["message"] for m in before if m.get("method") == "notifications/progress"
+    ]
     assert any("building the search index: 3/3 files" in line for line in progress), progress
     server.send(call(2, "lean_search", args, call_meta={"progressToken": "t"}))
     reply, before = server.read_until(2)

@@ -53,8 +53,13 @@ class Probe:
         assert again["version"] == self.version and again["changed"] is False
 
     def at(self, line: int, character: int, text: str, tool: str = "lean_run_at") -> dict:
-        args = {"path": self.path, "version": self.version, "line": line,
-                "character": character, "text": text}
+        args = {
+            "path": self.path,
+            "version": self.version,
+            "line": line,
+            "character": character,
+            "text": text,
+        }
         result = self.ok(tool, args)
         self.untouched()
         return result

@@ -21,8 +21,7 @@ def probe(servers: list[Server], project: Path) -> Probe:
     return Probe(fake_server(servers), project)
 
 
-def test_continuations_keep_or_consume_their_parent(servers: list[Server],
-                                                    project: Path) -> None:
+def test_continuations_keep_or_consume_their_parent(servers: list[Server], project: Path) -> None:
     p = probe(servers, project)
     first = p.at(1, 2, "constructor", tool="lean_run_at_handle")
     handle = first["next_handle"]
@@ -58,8 +57,9 @@ def test_command_handles_append_commands(servers: list[Server], project: Path) -
     assert p.at(3, 0, "#eval probeA")["success"] is False  # nothing leaked into the document
 
 
-def test_unknown_foreign_and_mismatched_handles(servers: list[Server], project: Path,
-                                                tmp_path: Path) -> None:
+def test_unknown_foreign_and_mismatched_handles(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
     p = probe(servers, project)
     unknown = p.with_error({"id": "A" * 43})
     assert unknown["code"] == "contentModified" and unknown["data"]["reason"] == "unknownHandle"
@@ -70,9 +70,16 @@ def test_unknown_foreign_and_mismatched_handles(servers: list[Server], project: 
     other_root.mkdir()
     (other_root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
     (other_root / "Main.lean").write_text(PROOF)
-    foreign = p.reply("lean_run_with", {"workspace": {"root": str(other_root.resolve())},
-                                        "path": "Main.lean", "handle": handle, "text": "skip"},
-                      bare=True)
+    foreign = p.reply(
+        "lean_run_with",
+        {
+            "workspace": {"root": str(other_root.resolve())},
+            "path": "Main.lean",
+            "handle": handle,
+            "text": "skip",
+        },
+        bare=True,
+    )
     assert foreign["isError"] is True
     assert foreign["structuredContent"]["code"] == "invalidParams"
     assert p.with_(handle, "exact hp")["success"] is True  # still alive after the refusals

@@ -9,11 +9,7 @@ from tests.broker.fake import request_log
 from tests.mcp.helpers import Server, call, structured
 from tests.speculative.helpers import Probe, fake_server, targets
 
-PROOF = (
-    "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
-    "  constructor\n"
-    "  exact hp\n"
-)
+PROOF = "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  exact hp\n"
 # (probe text, expected goal targets afterwards)
 CASES = [
     ("sleep 200\nconstructor", ["p", "q"]),
@@ -34,8 +30,7 @@ def concurrent(p: Probe, path: str, cases: list[tuple[str, list[str]]]) -> list[
     ids = list(range(1000, 1000 + len(cases)))
     version = p.ok("lean_update", {"path": path})["version"]
     for rid, (text, _) in zip(ids, cases, strict=True):
-        args = {**p.ws, "path": path, "version": version, "line": 1, "character": 2,
-                "text": text}
+        args = {**p.ws, "path": path, "version": version, "line": 1, "character": 2, "text": text}
         p.server.send(call(rid, "lean_run_at", args))
     answers: dict[int, dict] = {}
     while len(answers) < len(ids):
@@ -62,8 +57,7 @@ def test_parallel_probes_get_their_own_answers(servers: list[Server], project: P
     p.untouched()
 
 
-def test_default_pool_queues_on_one_scratch_document(servers: list[Server],
-                                                     project: Path) -> None:
+def test_default_pool_queues_on_one_scratch_document(servers: list[Server], project: Path) -> None:
     p = setup(servers, project)
     results = concurrent(p, "Main.lean", CASES[:3])
     assert [targets(result) for result in results] == [expected for _, expected in CASES[:3]]
@@ -98,13 +92,20 @@ def test_nearby_probes_return_to_the_scratch_document_that_ran_them(
 ) -> None:
     log = tmp_path / "requests.jsonl"
     (project / "Main.lean").write_text(PROOF + "  skip\n")
-    p = Probe(fake_server(servers, "--scratch-per-document", "2",
-                          FAKE_LEAN_REQUEST_LOG=str(log)), project)
+    p = Probe(
+        fake_server(servers, "--scratch-per-document", "2", FAKE_LEAN_REQUEST_LOG=str(log)), project
+    )
     version = p.version
     ids = [2000, 2001]
     for rid, line in zip(ids, (1, 3), strict=True):  # both at once: two scratch documents
-        args = {**p.ws, "path": "Main.lean", "version": version, "line": line,
-                "character": 2, "text": "sleep 300\nskip"}
+        args = {
+            **p.ws,
+            "path": "Main.lean",
+            "version": version,
+            "line": line,
+            "character": 2,
+            "text": "sleep 300\nskip",
+        }
         p.server.send(call(rid, "lean_run_at", args))
     seen = 0
     while seen < len(ids):
@@ -113,8 +114,11 @@ def test_nearby_probes_return_to_the_scratch_document_that_ran_them(
     assert scratch_count(p) == 2
     for line in (1, 3, 1, 3):
         p.at(line, 2, "skip")
-    goal_calls = [e["uri"] for e in request_log(log) if e.get("request") == "$/lean/rpc/call"
-                  and "beam-scratch" in (e.get("uri") or "")]
+    goal_calls = [
+        e["uri"]
+        for e in request_log(log)
+        if e.get("request") == "$/lean/rpc/call" and "beam-scratch" in (e.get("uri") or "")
+    ]
     sequential = goal_calls[2:]
     assert len(sequential) == 4
     assert sequential[0] == sequential[2] and sequential[1] == sequential[3]

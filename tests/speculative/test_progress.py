@@ -15,10 +15,15 @@ def test_run_at_progress_names_the_source_only(servers: list[Server], project: P
     p = Probe(fake_server(servers), project)
     p.ok("lean_sync", {"path": "Main.lean"})  # so that all file progress below is the probe's
     # `sleep 300` makes the scratch document's elaboration slow enough for Lean to report it.
-    args = {**p.ws, "path": "Main.lean", "version": p.version, "line": 2, "character": 2,
-            "text": "sleep 300\ntrivial"}
-    p.server.send(call(900, "lean_run_at", args, call_meta={"progressToken": 9},
-                       log_level="debug"))
+    args = {
+        **p.ws,
+        "path": "Main.lean",
+        "version": p.version,
+        "line": 2,
+        "character": 2,
+        "text": "sleep 300\ntrivial",
+    }
+    p.server.send(call(900, "lean_run_at", args, call_meta={"progressToken": 9}, log_level="debug"))
     reply, before = p.server.read_until(900)
     result = structured(reply)
     assert result["success"] is True and result["proof_state"] == {"goals": []}

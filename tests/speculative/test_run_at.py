@@ -58,15 +58,17 @@ def test_lean_errors_are_unsuccessful_results(servers: list[Server], project: Pa
     assert "constructor" in failed["messages"][0]["text"]
 
 
-def test_sorry_probe_and_messages_of_the_rest_stay_out(servers: list[Server],
-                                                         project: Path) -> None:
+def test_sorry_probe_and_messages_of_the_rest_stay_out(
+    servers: list[Server], project: Path
+) -> None:
     text = "def bad : Nat := nope\n" + PROOF
     p = probe(servers, project, text)
     result = p.at(3, 2, "sorry")
     assert result["success"] is True and result["messages"] == []
     assert targets(result) == []
-    synced = p.ok("lean_sync", {"path": "Main.lean", "diagnostic_scope": "all",
-                                "diagnostics_in_result": True})
+    synced = p.ok(
+        "lean_sync", {"path": "Main.lean", "diagnostic_scope": "all", "diagnostics_in_result": True}
+    )
     assert synced["version"] == p.version
     assert {item["uri"] for item in synced["diagnostics"]["items"]} == {
         (project / "Main.lean").as_uri()
@@ -78,10 +80,16 @@ def test_sorry_probe_and_messages_of_the_rest_stay_out(servers: list[Server],
 def test_command_probes(servers: list[Server], project: Path) -> None:
     p = probe(servers, project)
     evaluated = p.at(6, 0, "#eval 1 + 1")
-    assert evaluated == {**p.ws, "success": True, "version": p.version,
-                         "position": {"line": 6, "character": 0},
-                         "messages": [{"severity": "information", "text": "2"}],
-                         "traces": [], "proof_state": None, "next_handle": None}
+    assert evaluated == {
+        **p.ws,
+        "success": True,
+        "version": p.version,
+        "position": {"line": 6, "character": 0},
+        "messages": [{"severity": "information", "text": "2"}],
+        "traces": [],
+        "proof_state": None,
+        "next_handle": None,
+    }
     checked = p.at(6, 10, "#check answerA")
     assert checked["messages"] == [{"severity": "information", "text": "answerA : Nat"}]
     # the command holding the position is not part of the environment the probe sees
@@ -106,16 +114,18 @@ def test_bad_positions_and_versions(servers: list[Server], project: Path) -> Non
     p.untouched()
 
 
-def test_no_scratch_file_on_disk_and_none_in_navigation(servers: list[Server],
-                                                         project: Path) -> None:
+def test_no_scratch_file_on_disk_and_none_in_navigation(
+    servers: list[Server], project: Path
+) -> None:
     before = sorted(path.name for path in project.rglob("*"))
     p = probe(servers, project)
     made = p.at(7, 0, "def probeOnlyName : Nat := 7")
     assert made["success"] is True
     symbols = p.ok("lean_workspace_symbols", {"query": "probeOnlyName"})
     assert symbols["result"] == []
-    refs = p.ok("lean_references", {"path": "Main.lean", "version": p.version, "line": 0,
-                                    "character": 4})
+    refs = p.ok(
+        "lean_references", {"path": "Main.lean", "version": p.version, "line": 0, "character": 4}
+    )
     assert all(item["uri"] == (project / "Main.lean").as_uri() for item in refs["result"])
     assert refs["result"]
     after = sorted(path.name for path in project.rglob("*"))

@@ -120,28 +120,34 @@ def test_sorry_a_custom_axiom_and_unsafe_markers_are_flagged_by_name(
     result = verify(server, project, 1)
     assert result["ok"] is False and all(m["built"] for m in result["modules"])
     names = by_name(result)
-    assert names["Demo.bad"] == {"name": "Demo.bad", "axioms": ["Demo.myAx"],
-                                 "flags": ["axiom:Demo.myAx"]}
+    assert names["Demo.bad"] == {
+        "name": "Demo.bad",
+        "axioms": ["Demo.myAx"],
+        "flags": ["axiom:Demo.myAx"],
+    }
     assert names["Demo.todo"] == {"name": "Demo.todo", "axioms": ["sorryAx"], "flags": ["sorryAx"]}
     assert names["Demo.fast"]["flags"] == ["unsafe"]
     assert names["Demo.slow"]["flags"] == ["implemented_by"]
     assert names["Demo.unchecked"]["flags"] == ["skipKernelTC"]
     assert sorted(result["flagged"]) == [
-        "Demo.bad", "Demo.fast", "Demo.slow", "Demo.todo", "Demo.unchecked",
+        "Demo.bad",
+        "Demo.fast",
+        "Demo.slow",
+        "Demo.todo",
+        "Demo.unchecked",
     ]
     assert names["Demo.plain"]["flags"] == [] and "Demo.myAx" not in names
     named = verify(server, project, 2, declarations=["a_pos", "Demo.plain"])
     assert named["ok"] is True and [d["name"] for d in named["declarations"]] == [
-        "Demo.a_pos", "Demo.plain",
+        "Demo.a_pos",
+        "Demo.plain",
     ]
     missing = verify(server, project, 3, declarations=["nothing_here"])
     assert missing["ok"] is False and missing["flagged"] == ["nothing_here"]
     assert missing["declarations"][0]["flags"] == ["notFound"]
 
 
-def test_a_receipt_holds_until_a_cone_source_changes(
-    servers: list[Server], project: Path
-) -> None:
+def test_a_receipt_holds_until_a_cone_source_changes(servers: list[Server], project: Path) -> None:
     first = lake_server(servers)
     receipt = verify(first, project, 1)["receipt"]
     fresh = lake_server(servers)  # a new process: answering must not need Lean or Lake
@@ -171,15 +177,14 @@ def test_lake_progress_is_forwarded(servers: list[Server], project: Path) -> Non
     server.send(call(1, "lean_verify", args, call_meta={"progressToken": "v"}))
     reply, before = server.read_until(1)
     assert reply["result"]["isError"] is False
-    messages = [m["params"]["message"] for m in before
-                if m.get("method") == "notifications/progress"]
+    messages = [
+        m["params"]["message"] for m in before if m.get("method") == "notifications/progress"
+    ]
     assert "lean_verify: ✔ [1/3] Built Demo.Basic" in messages, messages
     assert "lean_verify: ✔ [3/3] Built Main" in messages
 
 
-def test_bad_input_is_a_structured_error_with_a_fix(
-    servers: list[Server], project: Path
-) -> None:
+def test_bad_input_is_a_structured_error_with_a_fix(servers: list[Server], project: Path) -> None:
     server = lake_server(servers)
     ws = workspace(project)
     both = err(server, 1, "lean_verify", {**ws, "path": "Main.lean", "paths": ["Main.lean"]})
@@ -203,7 +208,10 @@ def test_several_files_verify_together(servers: list[Server], project: Path) -> 
     result = ok(server, 1, "lean_verify", args)
     assert result["ok"] is True
     assert [m["module"] for m in result["modules"]] == [
-        "Demo.Basic", "Demo.Other", "Demo.Use", "Main",
+        "Demo.Basic",
+        "Demo.Other",
+        "Demo.Use",
+        "Main",
     ]
     assert "unrelated" in by_name(result) and "Demo.a" in by_name(result)
     assert result["receipt"]["targets"] == ["Demo/Basic.lean", "Demo/Other.lean"]
