@@ -111,12 +111,16 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "families",
         F,
-        '            and isinstance(info.get("version"), str)):',
-        "            ):",
+        '        and isinstance(info.get("name"), str)\n        and isinstance(info.get("version"), str)\n    )\n    if not ok:',
+        '        and isinstance(info.get("name"), str)\n    )\n    if not ok:',
         FAMILIES,
     ),
     Mutant(
-        "families", F, '        and isinstance(info.get("version"), str)\n    )', "    )", FAMILIES
+        "families",
+        F,
+        '        and isinstance(info.get("version"), str)\n    ):',
+        "    ):",
+        FAMILIES,
     ),
     Mutant(
         "families",
@@ -156,7 +160,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "prune",
         P,
-        '        if not exclusive:\n            return Kept(entry.name, ["active"])',
+        "        if not exclusive:\n            return Kept(entry.name, [_active_reason(root, entry.name)])",
         "        pass",
         PRUNE,
     ),
@@ -249,7 +253,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "references",
         RF,
-        "            env_values += [v for v in values.values() if isinstance(v, str)]",
+        "            env.update({str(k): v for k, v in values.items() if isinstance(v, str)})",
         "            pass",
         REFS,
     ),
@@ -263,8 +267,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "references",
         RF,
-        "                if real.startswith(real_versions):",
-        "                if False:",
+        "        if directory in spelled or _resolves_to(directory, versions):",
+        "        if directory in spelled:",
         REFS,
     ),
     Mutant(
@@ -411,15 +415,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "goals",
         G,
-        '        if entries and line[:1] in (" ", "\\t"):',
-        '        if entries and line[:1] == " ":',
+        '    if not line or line[0] in " \\t":',
+        '    if not line or line[0] == " ":',
         GOALS,
     ),
     Mutant(
         "goals",
         G,
-        '        elif target:\n            target = f"{target}\\n{entry}"',
-        '        elif False:\n            target = f"{target}\\n{entry}"',
+        '    if line.startswith("\\t"):\n        return line[1:].rstrip()',
+        '    if False:\n        return line[1:].rstrip()',
         GOALS,
     ),
     Mutant("goals", G, '    if lines and lines[0].startswith("case "):', "    if False:", GOALS),
