@@ -423,7 +423,7 @@ MUTANTS: list[Mutant] = [
         "goals",
         G,
         '    if line.startswith("\\t"):\n        return line[1:].rstrip()',
-        '    if False:\n        return line[1:].rstrip()',
+        "    if False:\n        return line[1:].rstrip()",
         GOALS,
     ),
     Mutant("goals", G, '    if lines and lines[0].startswith("case "):', "    if False:", GOALS),

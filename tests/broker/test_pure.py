@@ -242,6 +242,9 @@ def test_goal_layout_corners() -> None:
         {"names": ["h"], "type": "Nat →\n  Nat"},
         {"names": ["x"], "type": "Nat", "value": "5"},
     ]
+    # a tab-indented continuation that looks like a hypothesis still belongs to the one above
+    nested = parse_goal("h :\n\tx : Nat\n⊢ True")
+    assert nested["hyps"] == [{"names": ["h"], "type": "x : Nat"}]
     turnstile = parse_goal("Γ : Ctx\nh : Γ ⊢ t\n⊢ Γ ⊢ t")
     assert turnstile["hyps"][1] == {"names": ["h"], "type": "Γ ⊢ t"}
     assert turnstile["target"] == "Γ ⊢ t"

@@ -141,3 +141,13 @@ def test_alias_spellings_embedded_in_longer_strings_count(home: Path, tmp_path: 
     (home / ".claude.json").write_text(json.dumps({"mcpServers": {"s": server}}))
     assert referenced_ids(server["args"], root) == {ID_A}
     assert blocked(index(root, home)) == {ID_A: ["claude-code"], ID_B: ["claude-code"]}
+
+
+def test_an_alias_with_a_space_embedded_in_a_shell_command_counts(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    alias = tmp_path / "my alias"
+    alias.symlink_to(real)
+    root = make_root(real / "beam")
+    value = f"cd /tmp && exec {alias}/beam/versions/{ID_A}/bin/lean-beam-mcp --stdio"
+    assert referenced_ids(["-c", value], root) == {ID_A}
