@@ -48,7 +48,7 @@ class DocumentInput(PathInput):
     version: DocVersion | None = None
 
 
-class PositionInput(DocumentInput):
+class PositionForm(Closed):
     """One position form of decision 46; the broker checks that exactly one is given."""
 
     line: Natural | None = None
@@ -58,6 +58,10 @@ class PositionInput(DocumentInput):
     occurrence: Ordinal | None = None
     declaration: str | None = None
     sorry: Ordinal | None = None
+
+
+class PositionInput(PositionForm, DocumentInput):
+    """One position form of decision 46; the broker checks that exactly one is given."""
 
 
 class RunAtInput(PositionInput):
@@ -168,16 +172,8 @@ class SearchInput(WorkspaceOnly):
     limit: Annotated[int, Field(ge=1, le=100)] = 20
 
 
-class TryPosition(Closed):
+class TryPosition(PositionForm):
     """A position inside a proof, in one form of decision 46 (exactly one is checked)."""
-
-    line: Natural | None = None
-    character: Natural | None = None
-    line1: Ordinal | None = None
-    match: str | None = None
-    occurrence: Ordinal | None = None
-    declaration: str | None = None
-    sorry: Ordinal | None = None
 
 
 class TryInput(PathInput):

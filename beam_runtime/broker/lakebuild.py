@@ -109,19 +109,20 @@ async def lake_build(
     parser = _Parser(out, forward)
     try:
         with anyio.move_on_after(max(0.0, limit_s)):
-            await _read_lines(process, parser)
+            await read_lines(process, parser.line)
             out.exit_code = await process.wait()
             out.finished = True
     finally:
         if process.returncode is None:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             with anyio.CancelScope(shield=True):
                 await process.wait()
         await process.aclose()
     return out
 
 
-async def _read_lines(process: Process, parser: _Parser) -> None:
+async def read_lines(process: Process, on_line: Callable[[str], None]) -> None:
+    """Every non-blank line the process prints (the last one too without a newline)."""
     assert process.stdout is not None
     buffer = b""
     async for chunk in process.stdout:
@@ -130,11 +131,12 @@ async def _read_lines(process: Process, parser: _Parser) -> None:
         for raw in lines:
             line = raw.decode("utf-8", "replace").rstrip()
             if line:
-                parser.line(line)
+                on_line(line)
     if buffer.strip():
-        parser.line(buffer.decode("utf-8", "replace").rstrip())
+        on_line(buffer.decode("utf-8", "replace").rstrip())
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
+    """SIGKILL to a process group that may already be gone."""
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)

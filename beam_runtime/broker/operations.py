@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 from typing import Any
 
 import anyio
-from anyio.abc import Process
 
 from beam_runtime.broker import diagnostics as diag
 from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.lakebuild import kill_group, read_lines
 from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source
 from beam_runtime.broker.recovery import incomplete_data
 from beam_runtime.broker.reporting import CallReport, Context
@@ -238,13 +235,13 @@ async def _lake_build(session: LeanSession, lake: str, module: str, report: Call
         ) from exc
     try:
         with anyio.fail_after(limit):
-            await _read_lines(process, output, report)
+            await read_lines(process, lambda line: _build_line(line, output, report))
             code = await process.wait()
     except TimeoutError:
         raise errors.timeout("save", int(limit * 1000), f"lake build +{module}") from None
     finally:
         if process.returncode is None:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             with anyio.CancelScope(shield=True):
                 await process.wait()
         await process.aclose()
@@ -262,19 +259,6 @@ async def _lake_build(session: LeanSession, lake: str, module: str, report: Call
         )
 
 
-async def _read_lines(process: Process, output: list[str], report: CallReport) -> None:
-    assert process.stdout is not None
-    buffer = b""
-    async for chunk in process.stdout:
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for raw in lines:
-            line = raw.decode("utf-8", "replace").rstrip()
-            if line:
-                output.append(line)
-                report.setup_line(line)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(pid, signal.SIGKILL)
+def _build_line(line: str, output: list[str], report: CallReport) -> None:
+    output.append(line)
+    report.setup_line(line)
