@@ -44,8 +44,10 @@ def test_bad_sources_are_tool_errors_and_the_server_keeps_answering(
     (project / "Zero.lean").symlink_to("/dev/zero")
     _sparse(project / "Huge.lean", safe_read.SOURCE_CAP + 1)
     for rid, name in enumerate(["Fifo.lean", "Zero.lean", "Huge.lean"], start=10):
-        for tool in ("lean_sync", "lean_update", "lean_refresh"):
-            error = err(server, rid * 10, tool, {**ws, "path": name})
+        # Each request gets its own id: MCP ids are unique, and a reused id may still be live
+        # until its answer's write has been accounted for.
+        for offset, tool in enumerate(("lean_sync", "lean_update", "lean_refresh")):
+            error = err(server, rid * 10 + offset, tool, {**ws, "path": name})
             assert error["code"] == "invalidInput", error
             if name == "Huge.lean":
                 assert error["data"]["reason"] == "tooLarge" and "16 MiB" in error["message"]
