@@ -81,8 +81,8 @@ def test_a_waiting_launcher_ends_on_the_republished_lease(installed_root: Instal
         while server.poll() is None and not lease_is_held(root, runtime_id):
             assert time.monotonic() < deadline, "the launcher neither stopped nor took the lease"
             time.sleep(0.01)
-        if server.poll() is None:
-            files = open_files(server.pid)
+        files = open_files(server.pid)
+        if server.poll() is None:  # still running after its files were read: it holds a lease
             assert str(lease) in files
             assert f"{lease} (deleted)" not in files  # the old lease file is not held
     finally:
