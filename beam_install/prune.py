@@ -90,7 +90,7 @@ def plan_prune(root: Path, keep_latest: int, env: Mapping[str, str]) -> PrunePla
 
 @dataclass
 class PruneResult:
-    install_root: Path
+    install_root: Path | None  # None when the root itself could not be found
     dry_run: bool
     keep_latest: int
     current: str | None
@@ -102,9 +102,16 @@ class PruneResult:
     error: BeamError | None = None
     flags: list[str] = field(default_factory=list)  # as given, repeated in the --yes hint
 
+    @classmethod
+    def failed(
+        cls, root: Path | None, *, dry_run: bool, keep_latest: int, error: BeamError
+    ) -> PruneResult:
+        """The final object of a prune that stopped before it had a plan: nothing changed."""
+        return cls(root, dry_run, keep_latest, None, PrunePlan([], [], []), error=error)
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "install_root": str(self.install_root),
+            "install_root": None if self.install_root is None else str(self.install_root),
             "dry_run": self.dry_run,
             "keep_latest": self.keep_latest,
             "current": self.current,

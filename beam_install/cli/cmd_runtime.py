@@ -9,7 +9,7 @@ import sys
 import click
 
 from beam_runtime.cli.output import emit, fail
-from beam_runtime.errors import BeamError
+from beam_runtime.errors import BeamError, system_error
 
 
 @click.group("runtime")
@@ -70,6 +70,7 @@ def prune_command(
         if not as_json:
             _say(f"removed: {runtime_id}")
 
+    root = None
     try:
         root = pruning_root()
         location = locate_runtime()
@@ -83,15 +84,20 @@ def prune_command(
             running_id=location.runtime_id if location else None,
             lock_timeout=lock_timeout,
         )
-    except BeamError as error:
-        fail(error, as_json)
+    except (BeamError, OSError, MemoryError) as exc:
+        error = exc if isinstance(exc, BeamError) else system_error(exc, "lean-beam runtime prune")
+        if not as_json:
+            fail(error, as_json)
+        result = PruneResult.failed(root, dry_run=not apply, keep_latest=keep_latest, error=error)
     if as_json:
         sys.stdout.write(json.dumps({"schema": 1, **result.to_json()}, indent=2) + "\n")
     else:
         _say(result.summary_text())
     if result.error is not None:
-        if not as_json:
-            sys.stderr.write(result.error.to_text() + "\n")
+        # --json: the final object above, and the error object on stderr as every failure has
+        sys.stderr.write(
+            (json.dumps(result.error.to_json()) if as_json else result.error.to_text()) + "\n"
+        )
         raise SystemExit(1)
 
 

@@ -7,6 +7,7 @@ subprocess run as `nobody` for EACCES (root ignores permission bits).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -162,3 +163,26 @@ def test_runtime_list_of_a_denied_root(tmp_path: Path) -> None:
         assert json.loads(listed.stderr)["error"]["category"], listed.stderr
     else:
         assert listed.returncode == 0 and json.loads(listed.stdout)
+
+
+def test_prune_on_a_full_disk_prints_its_final_object(tmp_path: Path, mounts: list[Path]) -> None:
+    """Prune fails before it has a plan (the lock's holder record cannot be written): `--json`
+    still prints the final object, with the categorized error, and nothing changes."""
+    home = tmp_path / "home"
+    home.mkdir()
+    small = _tmpfs(mounts, tmp_path / "small", "size=64m")
+    root = small / "beam"
+    assert _install(home, root, tmp_path).code == 0  # type: ignore[attr-defined]
+    before = sorted(os.listdir(root / "versions"))
+    with open(small / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while True:  # unbuffered: closing has nothing left to flush onto the full disk
+            filler.write(b"\0" * (1 << 20))
+    env = {**client_env(home), "BEAM_INSTALL_ROOT": str(root)}
+    done = run([LEAN_BEAM, "runtime", "prune", "--yes", "--json"], env, cwd=tmp_path)
+    error = done.final_error()
+    assert error["category"] == "diskFull" and error["details"]["errno"] == "ENOSPC", error
+    final = json.loads(done.stdout)
+    assert final["install_root"] == str(root) and final["planned"] == [], final
+    assert sorted(os.listdir(root / "versions")) == before
+    text = run([LEAN_BEAM, "runtime", "prune", "--yes"], env, cwd=tmp_path)
+    assert text.code == 1 and text.stdout == "" and "No space left" in text.stderr, text

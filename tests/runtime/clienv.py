@@ -29,6 +29,19 @@ class Run(Result):
         assert error["message"] and error["fix"], error
         return error
 
+    def final_error(self) -> dict[str, Any]:
+        """The error of a failing `runtime prune --json`: its final object on stdout carries it,
+        and stderr carries the same `{"error": {...}}` as every other failure."""
+        assert self.code == 1, (self.code, self.stdout, self.stderr)
+        assert "Traceback" not in self.stderr, self.stderr
+        final = json.loads(self.stdout)
+        assert final["schema"] == 1 and final["removed"] == [], final
+        body = json.loads(self.stderr)
+        assert set(body) == {"error"} and body["error"] == final["error"], (body, final)
+        error: dict[str, Any] = body["error"]
+        assert error["message"] and error["fix"], error
+        return error
+
 
 def run(
     argv: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120
