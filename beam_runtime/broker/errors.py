@@ -36,9 +36,13 @@ def runtime_setup(
     fix: str,
     detail: str | None = None,
     stderr_tail: list[str] | None = None,
+    violation: str | None = None,
 ) -> BrokerError:
-    """Decision 20: set-up failures carry ``{category, fix, detail, stderr_tail?}``."""
+    """Decision 20: set-up failures carry ``{category, fix, detail, stderr_tail?}``; a server
+    stopped for breaking LSP also carries ``reason: protocolViolation`` and ``violation``."""
     data: dict[str, Any] = {"category": category, "fix": fix, "detail": detail or message}
+    if violation is not None:
+        data.update(reason="protocolViolation", violation=violation)
     if stderr_tail:
         data["stderr_tail"] = stderr_tail
     return BrokerError("runtimeSetup", message, data)
@@ -80,8 +84,13 @@ def retry_after_ms(waited_ms: int) -> int:
     return min(5_000, max(500, waited_ms // 2))
 
 
-def worker_exited(message: str, stderr_tail: list[str] | None = None) -> BrokerError:
+def worker_exited(
+    message: str, stderr_tail: list[str] | None = None, violation: str | None = None
+) -> BrokerError:
+    """Lean (or its worker) is gone; ``violation`` when it was stopped for breaking LSP."""
     data: dict[str, Any] = {}
+    if violation is not None:
+        data.update(reason="protocolViolation", violation=violation)
     if stderr_tail:
         data["stderr_tail"] = stderr_tail
     return BrokerError("workerExited", message, data or None)

@@ -36,6 +36,8 @@ FIX_BY_REASON: dict[str, str] = {
     "workspaceDropped": _NEW_HANDLE,
     "sourceChangedDuringSave": "call lean_save again once the file stops changing",
     "lean": "call the tool again; Lean answered for an older text",
+    "protocolViolation": "something writes non-LSP output to Lean's stdout (a Lake script, a "
+    "plugin, a wrapper); run `lake serve` in the project by hand to see what it prints",
 }
 
 FIX_BY_CODE: dict[str, str] = {

@@ -20,6 +20,7 @@ from beam_runtime.broker import edits, errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.fingerprint import SourceCache
+from beam_runtime.broker.fixes import FIX_BY_REASON
 from beam_runtime.broker.launch import LaunchSpec
 from beam_runtime.broker.leanwork import LeanWork, header_of
 from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source_async
@@ -32,6 +33,7 @@ from beam_runtime.lsp.errors import (
     WORKER_CRASHED,
     WORKER_EXITED,
     LspError,
+    ProtocolViolation,
     RequestTimeout,
     ResponseError,
 )
@@ -148,7 +150,7 @@ class LeanSession:
         except LspError as exc:
             tail = channel.stderr.snapshot()
             await self.stop()
-            raise self._start_failure(tail, str(exc)) from None
+            raise self._start_failure(tail, exc) from None
         capabilities = answer.get("capabilities") if isinstance(answer, dict) else None
         self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
         await anyio.sleep(self.limits.config_grace_s)
@@ -164,9 +166,12 @@ class LeanSession:
                 stderr_tail=tail,
             )
 
-    def _start_failure(self, tail: list[str], detail: str) -> BrokerError:
+    def _start_failure(self, tail: list[str], exc: LspError) -> BrokerError:
+        violation = exc.violation if isinstance(exc, ProtocolViolation) else None
         if any(LAKE_CONFIG_MARKER in line for line in tail):
             category, fix = "lakeConfigInvalid", "fix the lakefile, then retry"
+        elif violation is not None:
+            category, fix = "toolchainNotRunnable", FIX_BY_REASON["protocolViolation"]
         else:
             category = "toolchainNotRunnable"
             fix = "run `lake serve` in the project by hand to see why Lean does not start"
@@ -174,8 +179,9 @@ class LeanSession:
             category,
             "the Lean server exited before it finished starting",
             fix,
-            detail=detail,
+            detail=str(exc),
             stderr_tail=tail,
+            violation=violation,
         )
 
     async def stop(self) -> None:
@@ -236,7 +242,9 @@ class LeanSession:
             raise self._map_response_error(method, params, exc) from None
         except LspError as exc:  # the server exited, or its stream broke
             raise errors.worker_exited(
-                f"the Lean server exited during {method}: {exc}", channel.stderr.snapshot()
+                f"the Lean server exited during {method}: {exc}",
+                channel.stderr.snapshot(),
+                exc.violation if isinstance(exc, ProtocolViolation) else None,
             ) from None
 
     def _map_response_error(self, method: str, params: Any, exc: ResponseError) -> BrokerError:
