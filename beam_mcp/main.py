@@ -85,7 +85,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     _log(settings.log_file, "started")
     code = Server(settings).run()
     _log(settings.log_file, "stopped")
+    _release_stdio()
     return code
+
+
+def _release_stdio() -> None:
+    """Point stdout and stderr at /dev/null once everything is written, so the client sees EOF
+    now: a read still stuck in the kernel (a hung NFS or FUSE mount) keeps this process from
+    exiting, and with it the pipes, until the mount answers."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
+            pass
+    os.close(devnull)
 
 
 def print_version(beam_cli: str | None) -> int:

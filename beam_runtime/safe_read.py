@@ -1,10 +1,11 @@
-"""Reading a file a user or an agent named, without ever stalling the reader.
+"""Touching a file a user or an agent named (stat, open, read) without ever stalling the caller.
 
 A named path may turn out to be a FIFO (open would wait for a writer, read for data), a
-character device (``/dev/zero`` never ends), a huge file, or a file on a mount whose reads hang
-(NFS, FUSE). Every read here opens with ``O_NONBLOCK``, refuses anything ``fstat`` does not call
-a regular file, stops past a size cap, and - through `read_bounded` (threads) or `read_async`
-(event loops) - gives up after a time bound, leaving a stuck read behind in a daemon thread.
+character device (``/dev/zero`` never ends), a huge file, or a file on a mount whose reads and
+stats hang (NFS, FUSE). Every read here opens with ``O_NONBLOCK``, refuses anything ``fstat`` does
+not call a regular file and stops past a size cap; through `read_bounded` / `call_bounded`
+(threads) or `read_async` / `call_async` (event loops) it runs in a pool of daemon threads and is
+given up after a time bound, leaving a stuck call behind in its thread.
 
 Refusals are `RefusedRead`, an ``OSError`` with an ``errno`` and a ``strerror`` that name the
 cap or the kind of file, so callers that already report ``OSError``s report these too.
@@ -12,23 +13,37 @@ cap or the kind of file, so callers that already report ``OSError``s report thes
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import queue
 import stat
 import threading
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from anyio import CapacityLimiter
-    from anyio.lowlevel import RunVar
+    import asyncio
+
+T = TypeVar("T")
 
 MIB = 1 << 20
 SOURCE_CAP = 16 * MIB  # a Lean source file
 SMALL_CAP = 1 * MIB  # lean-toolchain, lake-manifest.json, lakefile.*
 CONFIG_CAP = 16 * MIB  # an MCP client's configuration (~/.claude.json grows with history)
-TIMEOUT_S = 10.0
-_ASYNC_SLOTS = 8  # threads reads may hold; a stuck read keeps its slot until it ends
+TIMEOUT_VARIABLE = "BEAM_READ_TIMEOUT_S"  # overrides TIMEOUT_S (a positive number of seconds)
+
+
+def _timeout_from_env(default: float) -> float:
+    try:
+        value = float(os.environ.get(TIMEOUT_VARIABLE, default))
+    except ValueError:
+        return default
+    return value if 0 < value < float("inf") else default
+
+
+TIMEOUT_S = _timeout_from_env(10.0)  # the bound on one read, read once at import
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -104,25 +119,146 @@ def timed_out(path: str, seconds: float) -> RefusedRead:
     )
 
 
-def read_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> bytes:
-    """`read_regular` in a daemon thread, abandoned after `timeout` seconds (for sync callers)."""
-    box: list[bytes | BaseException] = []
+class _Job(Generic[T]):
+    """One call for the pool: its outcome, and ``wake`` to tell an event loop it is there."""
 
-    def run() -> None:
+    def __init__(self, fn: Callable[[], T], wake: Callable[[], object]) -> None:
+        self.fn = fn
+        self.box: list[T | BaseException] = []
+        self.wake = wake
+
+    def run(self) -> None:
         try:
-            box.append(read_regular(path, cap))
-        except BaseException as exc:  # handed to the caller's thread
-            box.append(exc)
+            self.box.append(self.fn())
+        except BaseException as exc:  # handed to the waiting thread or task
+            self.box.append(exc)
+        finally:
+            with contextlib.suppress(Exception):  # the waiter or its loop may be gone
+                self.wake()
 
-    thread = threading.Thread(target=run, name="bounded-read", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if not box:
-        raise timed_out(path, timeout)
-    result = box[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+    def result(self, path: str, timeout: float) -> T:
+        if not self.box:
+            raise timed_out(path, timeout)
+        value = self.box[0]
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+
+class _Pool:
+    """Daemon threads for calls that may hang in the kernel, started as needed and reused.
+
+    Daemon threads, never the event loop's worker threads: a call stuck on a hung mount is
+    abandoned, never joined, so it holds up neither other work nor the process's exit. Threads
+    that are stuck count against `MAX_THREADS`; past it a call is refused at once.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job[Any]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
+
+    def submit(self, job: _Job[Any], path: str) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if spawn and self._threads >= MAX_THREADS:
+                raise RefusedRead(
+                    errno.EAGAIN,
+                    "timeout",
+                    f"{MAX_THREADS} earlier reads of named files still hang (a stuck mount?)",
+                    path,
+                )
+            if spawn:
+                self._threads += 1
+            else:
+                self._idle -= 1
+        if spawn:
+            try:
+                threading.Thread(target=self._work, name="bounded-io", daemon=True).start()
+            except BaseException:  # no thread (resources exhausted)
+                with self._lock:
+                    self._threads -= 1
+                raise
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            self._jobs.get().run()
+            with self._lock:
+                self._idle += 1
+
+
+MAX_THREADS = 64  # calls that may hang at once
+_POOL = _Pool()
+
+
+def call_bounded(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S) -> T:
+    """``fn()`` (which touches ``path``) in a pool thread, abandoned after ``timeout`` seconds
+    with a `RefusedRead` ``timeout``; for synchronous callers."""
+    done = threading.Event()
+    job = _Job(fn, done.set)
+    _POOL.submit(job, path)
+    done.wait(timeout)
+    return job.result(path, timeout)
+
+
+async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S) -> T:
+    """`call_bounded` for event loops. Under asyncio the pool thread completes a future through
+    ``call_soon_threadsafe`` (about 20 µs a call); elsewhere it writes to a pipe the task waits
+    on."""
+    import asyncio
+
+    import anyio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return await _call_through_pipe(fn, path, timeout)
+    future: asyncio.Future[None] = loop.create_future()
+    job = _Job(fn, partial(loop.call_soon_threadsafe, _settle, future))
+    _POOL.submit(job, path)
+    timer = loop.call_later(timeout, _settle, future)  # cheaper than a cancel scope
+    try:
+        await future
+    finally:
+        timer.cancel()
+    return job.result(path, timeout)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():  # not given up on (a timeout or a cancellation cancels it)
+        future.set_result(None)
+
+
+async def _call_through_pipe(fn: Callable[[], T], path: str, timeout: float) -> T:
+    import anyio
+
+    wait_fd, wake_fd = os.pipe()
+    try:
+        job = _Job(fn, partial(_wake_and_close, wake_fd))
+        try:
+            _POOL.submit(job, path)
+        except BaseException:
+            os.close(wake_fd)
+            raise
+        with anyio.move_on_after(timeout):
+            await anyio.wait_readable(wait_fd)
+    finally:
+        os.close(wait_fd)
+    return job.result(path, timeout)
+
+
+def _wake_and_close(fd: int) -> None:
+    try:
+        os.write(fd, b"x")
+    finally:
+        os.close(fd)
+
+
+def read_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> bytes:
+    """`read_regular` off this thread, abandoned after `timeout` seconds (for sync callers)."""
+    return call_bounded(partial(read_regular, path, cap), path, timeout)
 
 
 def read_text_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> str:
@@ -131,38 +267,5 @@ def read_text_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> str:
 
 
 async def read_async(path: str, cap: int, timeout: float = TIMEOUT_S) -> bytes:
-    """`read_regular` off the event loop, given up after `timeout` seconds.
-
-    The read runs in a worker thread of a small limiter of its own, so reads stuck in the
-    kernel never take the threads other work (stdout writes) needs; waiting for a free slot
-    counts against the same `timeout`.
-    """
-    import anyio
-    import anyio.to_thread
-
-    try:
-        with anyio.fail_after(timeout):
-            return await anyio.to_thread.run_sync(
-                partial(read_regular, path, cap), abandon_on_cancel=True, limiter=_slots()
-            )
-    except TimeoutError:
-        raise timed_out(path, timeout) from None
-
-
-def _slots() -> CapacityLimiter:
-    """The read threads' limiter of the running event loop (one per ``anyio.run``)."""
-    import anyio
-    from anyio.lowlevel import RunVar
-
-    global _SLOTS
-    if _SLOTS is None:
-        _SLOTS = RunVar("beam_safe_read_slots")
-    try:
-        return _SLOTS.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(_ASYNC_SLOTS)
-        _SLOTS.set(limiter)
-        return limiter
-
-
-_SLOTS: RunVar[CapacityLimiter] | None = None
+    """`read_regular` off the event loop, given up after `timeout` seconds."""
+    return await call_async(partial(read_regular, path, cap), path, timeout)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
+from beam_runtime import safe_read
 from beam_runtime.broker.versions import content_digest
 
 Fingerprint = tuple[int, int, int, int, int]
@@ -51,6 +52,31 @@ class Snapshot:
         return changed_ns >= self.read_ns - window_ns
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What one look at a file found: its stat, and its bytes unless the last read still holds."""
+
+    st: os.stat_result | None
+    verdict: str  # "hit", "racy" (same fingerprint, changed too recently) or "miss"
+    data: bytes | None
+    read_ns: int
+
+
+def _probe(path: str, entry: Snapshot | None, window_ns: int, reader: Callable[[], bytes]) -> Probe:
+    """``stat`` the file and read it unless ``entry`` still holds (runs in any thread)."""
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except OSError:
+        st = None  # the reader raises the error the caller reports
+    verdict = "miss"
+    if entry is not None and st is not None and fingerprint(st) == entry.stamp:
+        verdict = "racy" if entry.racy(window_ns) else "hit"
+        if verdict == "hit":
+            return Probe(st, verdict, None, 0)
+    read_ns = time.time_ns()  # before the read: a change during it moves the fingerprint
+    return Probe(st, verdict, reader(), read_ns)
+
+
 @dataclass
 class ReadCounts:
     """How often a named file was actually read, against how often its fingerprint sufficed."""
@@ -71,35 +97,29 @@ class SourceCache:
 
     def read(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
         """The file's snapshot; ``reader`` (which raises on unreadable or bad bytes) on a miss."""
-        hit, st = self._lookup(path)
-        if hit is not None:
-            return hit
-        read_ns = time.time_ns()  # before the read: a change during it moves the fingerprint
-        return self._store(path, st, read_ns, reader())
-
-    async def aread(self, path: str, reader: Callable[[], Awaitable[bytes]]) -> Snapshot:
-        """`read` with a reader that runs off the event loop (a bounded read)."""
-        hit, st = self._lookup(path)
-        if hit is not None:
-            return hit
-        read_ns = time.time_ns()
-        return self._store(path, st, read_ns, await reader())
-
-    def _lookup(self, path: str) -> tuple[Snapshot | None, os.stat_result | None]:
-        """The stored snapshot when its fingerprint still holds, and the file's stat."""
         entry = self._entries.get(path)
-        try:
-            st = os.stat(path)
-        except OSError:
-            self._forget(path)
-            st = None  # the reader raises the error the caller reports
-        if entry is not None and st is not None and fingerprint(st) == entry.stamp:
-            if not entry.racy(self.window_ns):
-                self.counts.hits += 1
-                self._entries.move_to_end(path)
-                return entry, st
+        return self._settle(path, entry, _probe(path, entry, self.window_ns, reader))
+
+    async def aread(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
+        """`read` with the ``stat`` and the read in one bounded call off the event loop: both
+        hang on a stuck mount. A call that does not finish in time raises `RefusedRead`."""
+        entry = self._entries.get(path)
+        probe = partial(_probe, path, entry, self.window_ns, reader)
+        return self._settle(path, entry, await safe_read.call_async(probe, path))
+
+    def _settle(self, path: str, entry: Snapshot | None, probe: Probe) -> Snapshot:
+        """Count the probe and keep what it read (the event loop's side: no I/O here)."""
+        if probe.verdict == "racy":
             self.counts.racy_reads += 1
-        return None, st
+        if probe.data is None:
+            assert entry is not None  # a hit is a hit on the entry the probe was given
+            self.counts.hits += 1
+            if self._entries.get(path) is entry:
+                self._entries.move_to_end(path)
+            return entry
+        if probe.st is None:
+            self._forget(path)
+        return self._store(path, probe.st, probe.read_ns, probe.data)
 
     def _store(self, path: str, st: os.stat_result | None, read_ns: int, data: bytes) -> Snapshot:
         old = self._entries.get(path)

@@ -12,7 +12,7 @@ from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.lakebuild import kill_group, read_lines
-from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source
+from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source_async
 from beam_runtime.broker.recovery import incomplete_data
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.save import (
@@ -53,7 +53,7 @@ def check_version(doc: OpenDocument, expected: int | None) -> None:
 
 
 async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:
-    source = resolve_source(session.root, path)
+    source = await resolve_source_async(session.root, path)
     CallReport(ctx, source.display).preparing()
     async with session.document_lock(source):
         doc, changed = await session.sync_text(source)
@@ -61,7 +61,7 @@ async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any
 
 
 async def close(session: LeanSession, path: str) -> dict[str, Any]:
-    source = resolve_source(session.root, path)
+    source = await resolve_source_async(session.root, path)
     async with session.document_lock(source):
         await session.close_document(source)
     return {**workspace(session), "closed": True}
@@ -77,7 +77,7 @@ async def sync(
     refresh: bool = False,
     wait_ms: int | None = None,
 ) -> dict[str, Any]:
-    source = resolve_source(session.root, path)
+    source = await resolve_source_async(session.root, path)
     report = CallReport(ctx, source.display, scope)
     report.preparing()
     async with session.document_lock(source):
@@ -157,7 +157,7 @@ async def save(
     close_after: bool = False,
     wait_ms: int | None = None,
 ) -> dict[str, Any]:
-    source = resolve_source(session.root, path)
+    source = await resolve_source_async(session.root, path)
     report = CallReport(ctx, source.display, scope)
     report.preparing()
     async with session.save_lock, session.document_lock(source):

@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 from urllib.parse import quote_from_bytes, unquote, urlparse
 
 from beam_runtime import canonical, safe_read
 from beam_runtime.broker.errors import BrokerError, invalid_input
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.fingerprint import Snapshot, SourceCache
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,23 @@ def resolve_source(root: str, path: str) -> SourceFile:
     return SourceFile(root, real, display_path(root, real), path_to_uri(real))
 
 
+async def resolve_source_async(root: str, path: str) -> SourceFile:
+    """`resolve_source` off the event loop and bounded: resolving stats the path, which never
+    returns on a stuck mount; a resolution that does not finish in time is the timeout error."""
+    try:
+        return await safe_read.call_async(partial(resolve_source, root, path), path)
+    except safe_read.RefusedRead as exc:
+        raise _stuck(path, exc) from None
+
+
+async def read_snapshot(cache: SourceCache, source: SourceFile) -> Snapshot:
+    """The file as `cache` holds it or as read now (checked to be UTF-8), off the event loop."""
+    try:
+        return await cache.aread(source.abs_path, partial(read_source, source))
+    except OSError as exc:  # the bounded call itself gave up
+        raise _unreadable(source, exc) from None
+
+
 def read_source(source: SourceFile) -> bytes:
     """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise.
 
@@ -117,16 +138,20 @@ async def read_bytes_async(source: SourceFile) -> bytes:
         raise _unreadable(source, exc) from exc
 
 
+def _stuck(name: str, exc: OSError) -> BrokerError:
+    return BrokerError(
+        "timeout",
+        f"cannot read {name}: {exc.strerror}",
+        {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
+    )
+
+
 def _unreadable(source: SourceFile, exc: OSError) -> BrokerError:
     if isinstance(exc, FileNotFoundError):
         return invalid_input(f"no such file: {source.abs_path}", "fileNotFound")
     reason = exc.reason if isinstance(exc, safe_read.RefusedRead) else "unreadable"
     if reason == "timeout":
-        return BrokerError(
-            "timeout",
-            f"cannot read {source.abs_path}: {exc.strerror}",
-            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": reason},
-        )
+        return _stuck(source.abs_path, exc)
     return BrokerError(
         "invalidInput",
         f"cannot read {source.abs_path}: {exc.strerror}",

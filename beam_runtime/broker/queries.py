@@ -14,7 +14,7 @@ from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.goals import after_position
 from beam_runtime.broker.operations import check_version, workspace
-from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.paths import resolve_source_async
 from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
@@ -40,7 +40,7 @@ class CheckedDocument:
 
     async def __aenter__(self) -> OpenDocument:
         session = self._session
-        source = resolve_source(session.root, self._path)
+        source = await resolve_source_async(session.root, self._path)
         report = CallReport(self._ctx, source.display)
         report.preparing()
         lock = session.document_lock(source)

@@ -18,7 +18,7 @@ from anyio.abc import TaskGroup
 
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig, SessionManager
-from beam_runtime.broker.paths import read_source_async, resolve_source
+from beam_runtime.broker.paths import read_snapshot, resolve_source_async
 from beam_runtime.broker.reporting import Context
 from beam_runtime.broker.scratch import PoolConfig
 from beam_runtime.broker.session import LeanSession
@@ -83,8 +83,8 @@ class Broker:
         """
         manager = self._manager()
         if path is not None and not (rereads and _alive(manager, root)):
-            source = resolve_source(root, path)
-            await manager.sources.aread(source.abs_path, lambda: read_source_async(source))
+            source = await resolve_source_async(root, path)
+            await read_snapshot(manager.sources, source)
         async with manager.use(root) as session:
             return await operation(session, args, ctx)
 

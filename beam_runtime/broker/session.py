@@ -23,7 +23,7 @@ from beam_runtime.broker.fingerprint import SourceCache
 from beam_runtime.broker.fixes import FIX_BY_REASON
 from beam_runtime.broker.launch import LaunchSpec
 from beam_runtime.broker.leanwork import LeanWork, header_of
-from beam_runtime.broker.paths import SourceFile, path_to_uri, read_source_async
+from beam_runtime.broker.paths import SourceFile, path_to_uri, read_snapshot
 from beam_runtime.broker.versions import VersionStore
 from beam_runtime.lsp import messages
 from beam_runtime.lsp.client import LspClient
@@ -284,7 +284,7 @@ class LeanSession:
         goes to Lean as one range edit unless it replaces most of the file.
         """
         channel = self._require_channel()
-        snap = await self.sources.aread(source.abs_path, lambda: read_source_async(source))
+        snap = await read_snapshot(self.sources, source)
         doc = self.documents.get(source.abs_path)
         if doc is None:
             version = self.versions.next_version(source.abs_path)

@@ -16,7 +16,7 @@ from typing import Any
 from beam_runtime.broker import probes
 from beam_runtime.broker.handles import HandleRecord, HandleStore, new_id, stale
 from beam_runtime.broker.operations import check_version, workspace
-from beam_runtime.broker.paths import SourceFile, resolve_source
+from beam_runtime.broker.paths import SourceFile, resolve_source_async
 from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.rpc import goals_at
@@ -63,7 +63,7 @@ class Speculation:
     # -- tools -----------------------------------------------------------------------------
 
     async def run_at(self, session: LeanSession, args: Any, ctx: Context, *, keep: bool) -> dict:
-        source = resolve_source(session.root, args.path)
+        source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
         snap = await self._snapshot(session, source, args, report)
@@ -77,7 +77,7 @@ class Speculation:
     async def run_with(
         self, session: LeanSession, args: Any, ctx: Context, *, linear: bool
     ) -> dict:
-        source = resolve_source(session.root, args.path)
+        source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
         parent = await self._live(session, source, args.handle.id, report)
@@ -99,7 +99,7 @@ class Speculation:
         return {**workspace(session), **result}
 
     async def release(self, session: LeanSession, args: Any, ctx: Context) -> dict:
-        source = resolve_source(session.root, args.path)
+        source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
         record = await self._live(session, source, args.handle.id, report)

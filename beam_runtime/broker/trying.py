@@ -28,7 +28,7 @@ import anyio
 from beam_runtime.broker import freshness, probes
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.operations import check_version, workspace
-from beam_runtime.broker.paths import SourceFile, resolve_source
+from beam_runtime.broker.paths import SourceFile, resolve_source_async
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.text import DocumentText
@@ -85,7 +85,7 @@ def resolve_position(text: DocumentText, position: Any) -> tuple[int, int]:
 
 
 async def run_try(spec: Speculation, session: LeanSession, args: Any, ctx: Context) -> dict:
-    source = resolve_source(session.root, args.path)
+    source = await resolve_source_async(session.root, args.path)
     report = CallReport(ctx, source.display)
     report.preparing()
     tactics = _tactics(args)

@@ -12,25 +12,29 @@ answer says ``complete: false`` and carries no receipt.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
-import anyio.to_thread
 
+from beam_runtime import safe_read
 from beam_runtime.broker import axioms as ax
 from beam_runtime.broker import receipt as rc
 from beam_runtime.broker.cone import Graph, module_of, workspace_graph
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.lakebuild import BuildOutput, lake_build
-from beam_runtime.broker.paths import SourceFile, read_source, resolve_source
+from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source_async
 from beam_runtime.broker.reporting import Context
 from beam_runtime.broker.save import has_lake_workspace
 from beam_runtime.broker.scratch import ScratchRegistry
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.search.scan import Declaration, declarations
 from beam_runtime.search.sources import manifest_hash, toolchain_of
+
+T = TypeVar("T")
 
 _FIRST_ERRORS = 5
 _RETRY_MS = 5000
@@ -53,19 +57,32 @@ class Plan:
         return max(0.0, self.deadline - time.monotonic())
 
 
+async def _bounded(fn: Callable[[], T], root: str) -> T:
+    """Reading the project's module graph or sources, off the loop and bounded like any read."""
+    try:
+        return await safe_read.call_async(fn, root)
+    except safe_read.RefusedRead as exc:
+        raise BrokerError(
+            "timeout",
+            f"reading the sources of {root} did not finish: {exc.strerror}",
+            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
+        ) from None
+
+
 async def prepare(root: str, args: Any) -> Plan:
     deadline = time.monotonic() + args.wait_ms / 1000
     names = _paths_of(args)
-    files = [resolve_source(root, name) for name in names]
+    files = [await resolve_source_async(root, name) for name in names]
     for source in files:
-        read_source(source)
-    graph = await anyio.to_thread.run_sync(workspace_graph, root)
+        await read_source_async(source)
+    graph = await _bounded(partial(workspace_graph, root), root)
     modules = [_module(root, source, graph) for source in files]
     cone = graph.cone(modules)
-    sources = await anyio.to_thread.run_sync(rc.hashes, graph, cone)
+    sources = await _bounded(partial(rc.hashes, graph, cone), root)
     requested = sorted(args.declarations) if args.declarations is not None else None
     targets = sorted(source.display for source in files)
-    subject = rc.Subject(root, targets, requested, toolchain_of(root), manifest_hash(root), sources)
+    toolchain, manifest = await _bounded(lambda: (toolchain_of(root), manifest_hash(root)), root)
+    subject = rc.Subject(root, targets, requested, toolchain, manifest, sources)
     check = None
     if args.receipt is not None:
         check = rc.check(rc.parse(args.receipt), subject)

@@ -18,6 +18,7 @@ from beam_runtime import safe_read
 from tests.broker.fake import err, fake_server, ok, workspace
 from tests.mcp.helpers import Server, call, modern, structured
 from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
+from tests.support.slowfs import slow_mount
 
 BEAM_CLI = dev_command("beam-cli")
 
@@ -184,3 +185,59 @@ def test_prune_with_a_fifo_client_config_finishes_and_keeps_everything(tmp_path:
     assert (root / "versions" / installed.runtime_id).is_dir()
     listed = installed.beam("runtime", "list", "--json")
     assert listed.code == 0 and "a FIFO" in listed.stdout, listed.stdout
+
+
+def _fuse_project(tmp_path: Path) -> Path:
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+    (source / "lakefile.toml").write_text('name = "proj"\ndefaultTargets = ["Main"]\n')
+    (source / "Main.lean").write_text("def answerA : Nat := 42\n")
+    (source / "Slow.lean").write_text("def slow : Nat := 1\n")
+    (source / "Stall.lean").write_text("def stall : Nat := 2\n")
+    return source
+
+
+@pytest.mark.parametrize("hang", ["read", "stat"])
+def test_a_hung_mount_is_a_tool_error_and_never_a_stall(
+    servers: list[Server], tmp_path: Path, hang: str
+) -> None:
+    """A project on a mount whose reads (or stats) of one file never finish, as on a hung NFS or
+    FUSE mount: the call on that file is a tool error after the read bound, calls on other files
+    and other requests are answered meanwhile, and the server still exits at EOF."""
+    name = "Slow.lean" if hang == "read" else "Stall.lean"
+    hangs = {"hang_read": (name,)} if hang == "read" else {"hang_stat": (name,)}
+    with slow_mount(_fuse_project(tmp_path), tmp_path / "mnt", **hangs) as root:
+        server = fake_server(servers, BEAM_READ_TIMEOUT_S="1.5")
+        ws = workspace(root)
+        ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
+        server.send(call(2, "lean_sync", {**ws, "path": name}))
+        server.send(call(3, "lean_hover", {**ws, "path": "Main.lean", "line": 0, "character": 4}))
+        server.send(modern(4, "tools/list"))
+        answers: dict[int, dict] = {}
+        order = []
+        while len(answers) < 3:
+            msg = server.read()
+            if msg.get("id") in (2, 3, 4) and "method" not in msg:
+                answers[msg["id"]] = msg
+                order.append(msg["id"])
+        assert order[-1] == 2, order  # the others did not wait for the hung file
+        assert not answers[3]["result"]["isError"], answers[3]
+        error = structured(answers[2])
+        assert answers[2]["result"]["isError"], error
+        assert error["code"] == "timeout" and error["data"]["phase"] == "read", error
+        assert "1.5 s" in error["message"] and error["data"]["fix"], error
+        _still_answers(server, 5)
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        # EOF ends the server at once: its pipes close although a thread of it is still stuck
+        # in the kernel, which lets the process go only once the mount answers (unmounted below)
+        assert _read_to_eof(server) == []
+    assert server.proc.wait(timeout=30) == 0
+
+
+def _read_to_eof(server: Server) -> list[bytes]:
+    rest = []
+    while line := server.lines.get(timeout=20):
+        rest.append(line)
+    return rest

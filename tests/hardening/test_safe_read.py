@@ -11,6 +11,7 @@ import pytest
 
 from beam_runtime import safe_read
 from beam_runtime.safe_read import RefusedRead
+from tests.support.slowfs import slow_mount
 
 
 def _fifo(tmp_path: Path) -> Path:
@@ -120,16 +121,25 @@ def test_async_reads_leave_the_loop_free(tmp_path: Path) -> None:
     assert anyio.run(main) == ["notRegular"] * 4 + ["os", "tooLarge"]
 
 
-def test_a_read_that_hangs_becomes_a_timeout() -> None:
-    """A read stuck in the kernel (NFS, FUSE) is abandoned after the bound.
+def test_a_read_that_hangs_becomes_a_timeout(tmp_path: Path) -> None:
+    """A read stuck in the kernel (here a FUSE file whose reads never finish, as on a hung NFS
+    mount) is abandoned after the bound, by the thread and the event-loop readers alike, and a
+    file beside it still reads."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "Slow.lean").write_text("theorem slow : True := trivial\n")
+    (source / "Fine.lean").write_text("theorem fine : True := trivial\n")
+    with slow_mount(source, tmp_path / "mnt", hang_read=("Slow.lean",)) as mount:
+        with pytest.raises(RefusedRead) as caught:
+            safe_read.read_bounded(str(mount / "Slow.lean"), safe_read.SMALL_CAP, timeout=0.5)
+        assert caught.value.reason == "timeout" and "0.5 s" in caught.value.strerror
 
-    Needs a regular file whose read blocks; without FUSE the only one is /proc/kmsg, readable
-    by root only and destructive to the kernel log, so this runs only where a test FUSE mount is
-    named by BEAM_TEST_SLOW_FILE.
-    """
-    slow = os.environ.get("BEAM_TEST_SLOW_FILE")
-    if not slow:
-        pytest.skip("no slow (FUSE/NFS) file available: set BEAM_TEST_SLOW_FILE to one")
-    with pytest.raises(RefusedRead) as caught:
-        safe_read.read_bounded(slow, safe_read.SMALL_CAP, timeout=0.5)
-    assert caught.value.reason == "timeout"
+        async def main() -> str:
+            with pytest.raises(RefusedRead) as late:
+                await safe_read.read_async(str(mount / "Slow.lean"), safe_read.SMALL_CAP, 0.5)
+            return late.value.reason
+
+        assert anyio.run(main) == "timeout"
+        assert safe_read.read_bounded(str(mount / "Fine.lean"), safe_read.SMALL_CAP, 5).startswith(
+            b"theorem fine"
+        )
