@@ -93,6 +93,7 @@
           ruff
           mypy
           import-linter
+          fusepy
         ]
         ++ mcpForTests ps;
       # `pip wheel --no-build-isolation` in the offline test venv needs the build backend.

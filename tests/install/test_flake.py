@@ -57,6 +57,7 @@ PYPI_TO_NIX = {
     "ruff": "ruff",
     "mypy": "mypy",
     "import-linter": "import-linter",
+    "fusepy": "fusepy",
     "setuptools": "setuptools",
     "wheel": "wheel",
 }

@@ -223,3 +223,28 @@ def test_running_server_holds_its_lease(installed_root: Installed) -> None:
     finally:
         server.communicate(timeout=30)
     assert not lease_is_held(root, runtime_id)
+
+
+@pytest.mark.parametrize("command", ["lean-beam-mcp", "lean-beam", "beam-cli"])
+def test_launcher_started_just_as_its_runtime_is_moved_away(
+    installed_root: Installed, command: str
+) -> None:
+    """The shell found `versions/<id>/bin/<command>`, then prune moved the runtime to the trash
+    before the interpreter imported anything (issue 13.4): "was pruned; restart", never a
+    `ModuleNotFoundError` traceback."""
+    launcher = Path(installed_root.launcher(command))
+    text = launcher.read_text()
+    trash = installed_root.root / "state" / "trash"
+    trash.mkdir(exist_ok=True)
+    os.rename(installed_root.runtime_dir, trash / f"{installed_root.runtime_id}.test")
+    lease(installed_root).unlink()
+    done = subprocess.run(
+        ["/bin/sh", "-c", text, str(launcher), "--version"],  # $0 is the path it was found at
+        env=installed_root.env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done
+    assert f"runtime {installed_root.runtime_id} was pruned; restart" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""

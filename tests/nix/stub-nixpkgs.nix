@@ -120,6 +120,7 @@ let
     ruff = pythonPackage "ruff" "ruff" "0.12.7";
     mypy = pythonPackage "mypy" "mypy" "1.17.1";
     import-linter = pythonPackage "import-linter" "import-linter" "2.3";
+    fusepy = pythonPackage "fusepy" "fusepy" "3.0.1";
     pip = pythonPackage "pip" "pip" "25.0.1";
     setuptools = pythonPackage "setuptools" "setuptools" "80.9.0";
     wheel = pythonPackage "wheel" "wheel" "0.46.1";
