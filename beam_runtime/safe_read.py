@@ -209,8 +209,6 @@ async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S)
     on."""
     import asyncio
 
-    import anyio
-
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

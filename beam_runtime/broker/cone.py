@@ -15,12 +15,10 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from beam_runtime.search.scan import code_lines
+from beam_runtime.broker.header import imports as header_imports
 from beam_runtime.search.sources import lean_files
 
-_IMPORT = re.compile(r"^\s*(?:public\s+|private\s+)?(?:meta\s+)?import\s+(?:all\s+)?(.*)$")
 _COMPONENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_'!?]*$")
-_HEADER_LINES = 400  # headers are short; a file that imports after this many lines is odd
 
 
 @dataclass(frozen=True)
@@ -97,20 +95,6 @@ def module_of(root: str, abs_path: str) -> str | None:
     if not all(_COMPONENT.match(part) for part in parts):
         return None
     return ".".join(parts)
-
-
-def header_imports(text: str) -> list[str]:
-    modules: list[str] = []
-    head = "\n".join(text.split("\n", _HEADER_LINES)[:_HEADER_LINES])
-    for line in code_lines(head):
-        stripped = line.strip()
-        if not stripped or stripped in ("prelude", "module"):
-            continue
-        match = _IMPORT.match(line)
-        if match is None:
-            break
-        modules.extend(match.group(1).split())
-    return modules
 
 
 def workspace_graph(root: str) -> Graph:

@@ -12,35 +12,9 @@ are the third signal; ``diagnostics.is_stale_marker`` recognizes them.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 Stamp = tuple[int | None, int]  # (.olean mtime in ns or None when absent, lean_save count)
-
-_HEADER_WORD = re.compile(r"^(?:public\s+|private\s+)?(?:meta\s+)?import\s+(?:all\s+)?(.*)$")
-_COMMENT = re.compile(r"--.*$")
-
-
-def header_modules(text: str) -> list[str]:
-    """Modules named by the ``import`` lines of the header (before the first other command)."""
-    modules: list[str] = []
-    in_block = False
-    for raw in text.split("\n"):
-        line = raw.strip()
-        if in_block:
-            in_block = "-/" not in line
-            continue
-        if line.startswith("/-"):
-            in_block = "-/" not in line[2:]
-            continue
-        line = _COMMENT.sub("", line).strip()
-        if not line or line in ("module", "prelude"):
-            continue
-        match = _HEADER_WORD.match(line)
-        if match is None:
-            break
-        modules.extend(match.group(1).split())
-    return modules
 
 
 def header_text(text: str) -> str:

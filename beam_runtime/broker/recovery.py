@@ -8,34 +8,10 @@ direct dependencies to checkpoint (``lean_save``) before refreshing the file, an
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
+from beam_runtime.broker import header
 from beam_runtime.broker.paths import SourceFile, display_path
-
-_IMPORT = re.compile(r"^\s*(?:public\s+|private\s+)?(?:meta\s+)?import\s+(?:all\s+)?(.+)$")
-_HEADER_NOISE = re.compile(r"^\s*(--.*)?$|^\s*(module|prelude)\s*$")
-
-
-def header_imports(text: str) -> list[str]:
-    """Module names imported by the header (the leading block of ``import`` lines)."""
-    modules: list[str] = []
-    in_comment = False
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if in_comment:
-            in_comment = "-/" not in stripped
-            continue
-        if stripped.startswith("/-"):
-            in_comment = "-/" not in stripped[2:]
-            continue
-        match = _IMPORT.match(line)
-        if match:
-            code = match.group(1).split("--", 1)[0]
-            modules.extend(code.split())
-        elif not _HEADER_NOISE.match(line):
-            break
-    return modules
 
 
 def module_source(root: str, module: str) -> str | None:
@@ -53,7 +29,7 @@ def _needs_save(root: str, module: str, source: str) -> bool:
 
 def incomplete_data(target: SourceFile, text: str, evidence: list[str]) -> dict[str, Any]:
     deps = []
-    for module in header_imports(text):
+    for module in header.imports(text):
         source = module_source(target.root, module)
         if source is None:
             continue

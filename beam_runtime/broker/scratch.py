@@ -31,6 +31,7 @@ from anyio.abc import TaskStatus
 from beam_runtime.broker import edits, errors, freshness
 from beam_runtime.broker.diagnostics import is_stale_marker
 from beam_runtime.broker.documents import OpenDocument
+from beam_runtime.broker.header import imports as header_imports
 from beam_runtime.broker.paths import SourceFile, path_to_uri
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.versions import content_digest
@@ -76,7 +77,7 @@ class ScratchDocument:
         If Lean still reports stale imports after that, ``stale_modules`` names them.
         """
         self.stale_modules = []
-        modules = freshness.header_modules(text)
+        modules = header_imports(text)
         now = self._stamps(modules)
         header = freshness.header_text(text)
         rebuilt = freshness.changed(self.stamps, now) if header == self.header else []

@@ -27,6 +27,7 @@ import anyio
 
 from beam_runtime.broker import freshness, probes
 from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.header import imports as header_imports
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import SourceFile, resolve_source_async
 from beam_runtime.broker.reporting import CallReport, Context
@@ -133,7 +134,7 @@ def _tactics(args: Any) -> list[str]:
 
 
 def _search_tactics(header: str) -> list[str]:
-    modules = freshness.header_modules(header)
+    modules = header_imports(header)
     aesop = any(name.split(".")[0] in AESOP_PROVIDERS for name in modules)
     return [*SEARCH_TACTICS, *([AESOP_SEARCH] if aesop else [])]
 
