@@ -6,16 +6,12 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.helpers import Server
+from tests.support.projects import lean_project
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
-    (root / "lakefile.toml").write_text('name = "proj"\ndefaultTargets = ["Main"]\n')
-    (root / "Main.lean").write_text("def answerA : Nat := 42\n")
-    return root.resolve()
+    return lean_project(tmp_path / "proj", {"Main.lean": "def answerA : Nat := 42\n"})
 
 
 @pytest.fixture

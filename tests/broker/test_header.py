@@ -7,7 +7,6 @@ comments in any position, `module`/`prelude` lines and nested comments are read 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from beam_runtime.broker import header
 from beam_runtime.broker.cone import workspace_graph
 from beam_runtime.broker.paths import resolve_source
 from beam_runtime.broker.recovery import incomplete_data
+from tests.support.projects import lean_project
 
 CASES = [
     ("plain", "import A.B\nimport Std.Data\n\ndef z := 1\n", ["A.B", "Std.Data"]),
@@ -42,12 +42,7 @@ def test_header_imports(text: str, modules: list[str]) -> None:
 
 @pytest.fixture
 def root(tmp_path: Path) -> str:
-    project = tmp_path / "proj"
-    (project / "A").mkdir(parents=True)
-    (project / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
-    (project / "lakefile.toml").write_text('name = "proj"\n')
-    (project / "A" / "B.lean").write_text("def y := 2\n")
-    return os.path.realpath(project)
+    return str(lean_project(tmp_path / "proj", {"A/B.lean": "def y := 2\n"}))
 
 
 @pytest.mark.parametrize(("text", "modules"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

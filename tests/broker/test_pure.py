@@ -19,17 +19,13 @@ from beam_runtime.broker.save import artifacts, module_name, source_hash
 from beam_runtime.broker.text import DocumentText
 from beam_runtime.broker.todo import diagnostic_items
 from beam_runtime.broker.versions import VersionStore
+from tests.support.projects import lean_project
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> str:
-    project = tmp_path / "proj"
-    (project / "A").mkdir(parents=True)
-    (project / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
-    (project / "lakefile.toml").write_text('name = "proj"\n')
-    (project / "Main.lean").write_text("def x := 1\n")
-    (project / "A" / "B.lean").write_text("def y := 2\n")
-    return os.path.realpath(project)
+    files = {"Main.lean": "def x := 1\n", "A/B.lean": "def y := 2\n"}
+    return str(lean_project(tmp_path / "proj", files, lakefile='name = "proj"\n'))
 
 
 def _reason(error: pytest.ExceptionInfo[BrokerError]) -> str:

@@ -18,6 +18,7 @@ from beam_runtime import safe_read
 from tests.broker.fake import err, fake_server, ok, workspace
 from tests.mcp.helpers import Server, call, modern, structured
 from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
+from tests.support.projects import lean_project
 from tests.support.slowfs import slow_mount
 
 BEAM_CLI = dev_command("beam-cli")
@@ -188,14 +189,12 @@ def test_prune_with_a_fifo_client_config_finishes_and_keeps_everything(tmp_path:
 
 
 def _fuse_project(tmp_path: Path) -> Path:
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
-    (source / "lakefile.toml").write_text('name = "proj"\ndefaultTargets = ["Main"]\n')
-    (source / "Main.lean").write_text("def answerA : Nat := 42\n")
-    (source / "Slow.lean").write_text("def slow : Nat := 1\n")
-    (source / "Stall.lean").write_text("def stall : Nat := 2\n")
-    return source
+    files = {
+        "Main.lean": "def answerA : Nat := 42\n",
+        "Slow.lean": "def slow : Nat := 1\n",
+        "Stall.lean": "def stall : Nat := 2\n",
+    }
+    return lean_project(tmp_path / "source", files)
 
 
 @pytest.mark.parametrize("hang", ["read", "stat"])
