@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from beam_runtime import safe_read
 from beam_runtime.broker.header import imports as header_imports
 from beam_runtime.search.sources import lean_files
 
@@ -106,7 +107,7 @@ def workspace_graph(root: str) -> Graph:
     imports: dict[str, tuple[str, ...]] = {}
     for module, path in paths.items():
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = safe_read.read_regular(path, safe_read.SOURCE_CAP).decode("utf-8", "replace")
         except OSError:
             text = ""
         imports[module] = tuple(m for m in header_imports(text) if m in paths and m != module)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from beam_runtime import safe_read
 from beam_runtime.broker.cone import Graph
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.save import source_hash
@@ -42,11 +42,14 @@ class Check:
     mismatch: list[str] = field(default_factory=list)  # which non-source parts differ
 
 
+CAP = safe_read.SOURCE_CAP
+
+
 def hashes(graph: Graph, modules: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for module in modules:
         try:
-            found[module] = source_hash(Path(graph.paths[module]).read_bytes())
+            found[module] = source_hash(safe_read.read_regular(graph.paths[module], CAP))
         except OSError:
             found[module] = "missing"
     return found

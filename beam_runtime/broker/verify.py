@@ -196,14 +196,23 @@ def _error(plan: Plan, item: dict[str, Any]) -> dict[str, Any]:
     return {"path": item["path"], "line": item["line"], "message": item["message"]}
 
 
+def _module_declarations(plan: Plan) -> dict[str, list[Declaration]]:
+    """The declarations of each verified module, read from disk (in a pool thread)."""
+    found = {}
+    for module in plan.modules:
+        try:
+            data = safe_read.read_regular(plan.graph.paths[module], safe_read.SOURCE_CAP)
+        except OSError:
+            data = b""
+        found[module] = declarations(data.decode("utf-8", "replace"))
+    return found
+
+
 async def _declarations(
     session: LeanSession, scratch: ScratchRegistry, plan: Plan, built: set[str], ctx: Context
 ) -> tuple[list[dict[str, Any]], bool]:
     requested = plan.names
-    found = {
-        module: declarations(Path(plan.graph.paths[module]).read_text("utf-8", "replace"))
-        for module in plan.modules
-    }
+    found = await _bounded(partial(_module_declarations, plan), plan.root)
     wanted = _assign(plan, found, requested)
     out: list[dict[str, Any]] = []
     answered = True

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from beam_runtime import safe_read
 from beam_runtime.search.scan import Declaration, declarations
 from beam_runtime.search.sources import Sources, Stat, lean_files
 
@@ -162,7 +163,7 @@ class Index:
 
     def _store(self, path: str, stat: Stat, tree: str) -> None:
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            text = safe_read.read_regular(path, safe_read.SOURCE_CAP).decode("utf-8", "replace")
         except OSError:
             return
         cursor = self._db.execute(

@@ -13,7 +13,8 @@ import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+
+from beam_runtime import safe_read
 
 _SKIPPED_DIRS = {".lake", "lake-packages", "build", "node_modules"}
 
@@ -40,14 +41,15 @@ class Sources:
 
 def toolchain_of(root: str) -> str:
     try:
-        return Path(root, "lean-toolchain").read_text(encoding="utf-8").strip() or "none"
+        data = safe_read.read_regular(os.path.join(root, "lean-toolchain"), safe_read.SMALL_CAP)
+        return data.decode("utf-8", "replace").strip() or "none"
     except OSError:
         return "none"
 
 
 def manifest_hash(root: str) -> str:
     try:
-        data = Path(root, "lake-manifest.json").read_bytes()
+        data = safe_read.read_regular(os.path.join(root, "lake-manifest.json"), safe_read.SMALL_CAP)
     except OSError:
         return "none"
     return hashlib.sha256(data).hexdigest()[:16]

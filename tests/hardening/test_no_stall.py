@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from beam_runtime import safe_read
-from tests.broker.fake import err, fake_server, ok, workspace
+from tests.broker.conftest import start
+from tests.broker.fake import FAST_FAKE, err, fake_server, ok, workspace
 from tests.mcp.helpers import Server, call, modern, structured
 from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
 from tests.support.projects import lean_project
@@ -240,3 +241,37 @@ def _read_to_eof(server: Server) -> list[bytes]:
     while line := server.lines.get(timeout=20):
         rest.append(line)
     return rest
+
+
+def test_a_fifo_among_the_modules_stalls_neither_verify_nor_search(
+    servers: list[Server], tmp_path: Path
+) -> None:
+    """`lean_verify` reads every module's header (the cone) and hashes the cone's sources;
+    `lean_search` indexes every source. A FIFO or a link to /dev/zero among them, or as
+    `lake-manifest.json` or `lean-toolchain`, is skipped or refused, never waited on."""
+    from tests.verify.test_verify import LAKE_SERVE
+
+    root = lean_project(
+        tmp_path / "proj",
+        {"Main.lean": "import Demo\ndef answerA : Nat := 42\n", "Demo.lean": "def d := 1\n"},
+    )
+    os.mkfifo(root / "Fifo.lean")
+    (root / "Zero.lean").symlink_to("/dev/zero")
+    os.mkfifo(root / "lake-manifest.json")
+    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE)
+    ws = workspace(root)
+    server.send(call(1, "lean_verify", {**ws, "path": "Demo.lean", "wait_ms": 20000}))
+    server.send(call(2, "lean_search", {**ws, "query": "answerA"}))
+    _still_answers(server, 3)
+    answers: dict[int, dict] = {}
+    while len(answers) < 2:
+        msg = server.read(timeout=60)
+        if msg.get("id") in (1, 2) and "method" not in msg:
+            answers[msg["id"]] = msg
+    verified = structured(answers[1])
+    assert not answers[1]["result"]["isError"], verified
+    assert "Main" in {m["module"] for m in verified["modules"]}, verified
+    found = structured(answers[2])
+    assert not answers[2]["result"]["isError"], found
+    assert "answerA" in json.dumps(found), found
+    _still_answers(server, 4)
