@@ -27,6 +27,7 @@ from beam_runtime.layout import COMMANDS, MANIFEST_NAME, MARKER_NAME, launcher_p
 from beam_runtime.records_schema import MANIFEST, MARKER
 from beam_runtime.schema_check import schema_problem as schema_problem  # also re-exported
 
+
 class RecordError(ValueError):
     """A marker or manifest that is not valid JSON or breaks its schema."""
 

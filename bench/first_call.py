@@ -6,8 +6,10 @@ checkout (so two trees see the same fake), driven through real pipes with modern
 - ``beam_version``: start, one ``beam_version`` call, its answer read;
 - ``lean_hover`` / ``lean_sync``: start, one such call on a small project, its answer read;
 
-then the server process's own CPU time (user + system, ``psutil``; the fake Lean is a child
-process and is not counted) is read. It prints the median over ``--runs`` samples of each, and
+then the server process's own CPU time is read (the fake Lean is a child process and is not
+counted): user + system from ``psutil`` (whole clock ticks, 10 ms here), and the on-CPU time of
+its threads from ``/proc/<pid>/task/*/schedstat`` (nanoseconds; every thread of the server is
+still alive then). It prints medians (and the psutil mean) over ``--runs`` samples of each, and
 the difference of each Lean call over ``beam_version`` (target: at most 50 ms). With several
 ``--tree`` options the trees are sampled in alternating rounds, so they share the machine's
 moods. Run:
@@ -58,8 +60,15 @@ def arguments(kind: str, root: Path) -> dict[str, Any]:
     return ws
 
 
-def sample(tree: Path, kind: str, root: Path) -> float:
-    """Server CPU (ms) of a fresh server: start-up, one `kind` call, its answer read."""
+def thread_cpu_ms(pid: int) -> float:
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e6
+
+
+def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
+    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
         cwd=tree,
@@ -78,8 +87,9 @@ def sample(tree: Path, kind: str, root: Path) -> float:
             if reply.get("id") == 1:
                 break
         times = ps.cpu_times()
+        precise = thread_cpu_ms(proc.pid)
         assert reply["result"]["isError"] is False, reply
-        return (times.user + times.system) * 1000
+        return (times.user + times.system) * 1000, precise
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
@@ -92,22 +102,34 @@ def main() -> int:
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
     root = project()
-    found: dict[tuple[Path, str], list[float]] = {(t, k): [] for t in trees for k in KINDS}
+    found: dict[tuple[Path, str], list[tuple[float, float]]] = {
+        (t, k): [] for t in trees for k in KINDS
+    }
     for _ in range(options.runs):
         for tree in trees:
             for kind in KINDS:
                 found[tree, kind].append(sample(tree, kind, root))
                 time.sleep(0.05)
     load = psutil.getloadavg()[0]
-    print(f"server CPU, user + system, median of {options.runs} fresh servers (load {load:.1f})")
+    print(f"server CPU over {options.runs} fresh servers each (load {load:.1f}), in ms:")
+    print("  psutil user+system median (mean) | schedstat median | difference over beam_version")
     for tree in trees:
-        base = statistics.median(found[tree, "beam_version"])
         print(f"tree {tree}")
-        print(f"  start + beam_version    {base:7.1f} ms")
-        for kind in KINDS[1:]:
-            median = statistics.median(found[tree, kind])
-            print(f"  start + {kind:15} {median:7.1f} ms   difference {median - base:+7.1f} ms")
+        base = _figures(found[tree, "beam_version"])
+        for kind in KINDS:
+            got = _figures(found[tree, kind])
+            line = f"  {kind:13} {got[0]:6.1f} ({got[1]:6.1f}) | {got[2]:6.1f}"
+            if kind != "beam_version":
+                ticks = f"{got[0] - base[0]:+6.1f} ({got[1] - base[1]:+6.1f})"
+                line += f" | {ticks} | {got[2] - base[2]:+6.1f}"
+            print(line)
     return 0
+
+
+def _figures(samples: list[tuple[float, float]]) -> tuple[float, float, float]:
+    ticks = [s[0] for s in samples]
+    precise = [s[1] for s in samples]
+    return statistics.median(ticks), statistics.mean(ticks), statistics.median(precise)
 
 
 if __name__ == "__main__":
