@@ -11,7 +11,6 @@ When this process itself dies, even by SIGKILL, its watchdog (`reaper`) does the
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
 import os
@@ -72,29 +71,12 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> Serv
     return ServerProcess(popen, marker)
 
 
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:  # another anyio backend
-        return None
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
 class PipeReceiveStream(ByteReceiveStream):
-    """Non-blocking reads from a pipe, waiting in a loop reader callback.
-
-    On asyncio the wait is a loop future (``anyio.wait_readable`` would import anyio's socket
-    and TLS modules, a few milliseconds of every first Lean call); other backends use anyio's.
-    """
+    """Non-blocking reads from a pipe, waiting with ``anyio.wait_readable``."""
 
     def __init__(self, pipe: IO[bytes]) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
-        self._waiting: asyncio.Future[None] | None = None
         os.set_blocking(self._fd, False)
 
     @property
@@ -111,44 +93,22 @@ class PipeReceiveStream(ByteReceiveStream):
             try:
                 data = os.read(self._fd, max_bytes)
             except BlockingIOError:
-                await self._readable()
+                await anyio.wait_readable(self._fd)
                 continue
             if not data:
                 raise anyio.EndOfStream
             return data
 
-    async def _readable(self) -> None:
-        loop = _asyncio_loop()
-        if loop is None:
-            await anyio.wait_readable(self._fd)
-            return
-        future = self._waiting = loop.create_future()
-        loop.add_reader(self._fd, _wake, future)
-        try:
-            await future
-        finally:
-            self._waiting = None
-            if not self._pipe.closed:  # else `aclose` removed the reader already
-                loop.remove_reader(self._fd)
-
     async def aclose(self) -> None:
-        if self._pipe.closed:
-            return
-        waiting = self._waiting
-        if waiting is not None:
-            waiting.get_loop().remove_reader(self._fd)
-            if not waiting.done():
-                waiting.set_exception(anyio.ClosedResourceError())
-        elif _asyncio_loop() is None:
+        if not self._pipe.closed:
             anyio.notify_closing(self._fd)
-        self._pipe.close()
+            self._pipe.close()
 
 
 class PipeSendStream(ByteSendStream):
     def __init__(self, pipe: IO[bytes]) -> None:
         self._pipe = pipe
         self._fd = pipe.fileno()
-        self._blocked = False  # a send waits in ``anyio.wait_writable``
         os.set_blocking(self._fd, False)
 
     async def send(self, item: bytes) -> None:
@@ -159,11 +119,7 @@ class PipeSendStream(ByteSendStream):
             try:
                 written = os.write(self._fd, view)
             except BlockingIOError:
-                self._blocked = True
-                try:
-                    await anyio.wait_writable(self._fd)
-                finally:
-                    self._blocked = False
+                await anyio.wait_writable(self._fd)
                 continue
             except (BrokenPipeError, ConnectionResetError) as error:
                 raise anyio.BrokenResourceError from error
@@ -171,8 +127,7 @@ class PipeSendStream(ByteSendStream):
 
     async def aclose(self) -> None:
         if not self._pipe.closed:
-            if self._blocked or _asyncio_loop() is None:
-                anyio.notify_closing(self._fd)
+            anyio.notify_closing(self._fd)
             self._pipe.close()
 
 
