@@ -276,6 +276,11 @@ class LspClient:
         return self._proc.pid
 
     @property
+    def descendants(self) -> frozenset[int]:
+        """Pids the shared scan (`scanner`) has seen below the server and not seen end."""
+        return frozenset(known.pid for known in self._proc.known)
+
+    @property
     def returncode(self) -> int | None:
         return self._proc.popen.poll()
 

@@ -140,6 +140,12 @@ class TreeScanner:
         self._wait = base if grew else min(self._wait * 2, limit)
         self._due = time.monotonic() + self._wait
 
+    @property
+    def running(self) -> bool:
+        """Whether the scanning thread exists (it ends when no server is registered)."""
+        with self._cond:
+            return self._thread is not None
+
     def counts(self) -> tuple[int, dict[int, int]]:
         """(ticks so far, scans per registered server pid), read together."""
         with self._cond:

@@ -252,3 +252,10 @@ def test_pydantic_plugins_are_not_discovered(tmp_path: Path) -> None:
     finally:
         server.close()
     assert not mark.exists(), "pydantic discovered and loaded a plugin"
+
+
+def test_committed_fields_are_generated_from_the_models() -> None:
+    from beam_mcp.tools import generate
+
+    committed = generate.FIELDS_PATH.read_text(encoding="utf-8")
+    assert committed == generate.render_fields(), "run: python -m beam_mcp.tools.generate"
