@@ -27,6 +27,7 @@ class Arguments:
     """A tool input that passed its schema: read-only fields as attributes, like its model."""
 
     __slots__ = ("__dict__", "_given")
+    _given: frozenset[str]
 
     def __init__(self, fields: dict[str, Any], given: frozenset[str]) -> None:
         object.__setattr__(self, "_given", given)
