@@ -53,8 +53,9 @@ class LeanBackend(Protocol):
     async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
         """Runs one workspace-bound tool (every catalog row that is not `process`).
 
-        `arguments` is the validated pydantic input model. Return the `structuredContent`
-        (it must echo `workspace: {"root": ctx.root}`); raise `ToolError` for tool errors.
+        `arguments` is the validated input (`tools.admit.Arguments` or the pydantic model).
+        Return the `structuredContent` (it must echo `workspace: {"root": ctx.root}`); raise
+        `ToolError` for tool errors.
         """
         ...
 

@@ -10,8 +10,7 @@ from anyio.abc import TaskGroup
 from beam_mcp.errors import ToolError
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig
-from beam_runtime.broker.scratch import PoolConfig
-from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.service import Broker, BrokerConfig, PoolConfig
 from beam_runtime.broker.session import Limits
 
 if TYPE_CHECKING:

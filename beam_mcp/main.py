@@ -93,17 +93,15 @@ def _release_stdio() -> None:
     """Point stdout and stderr at /dev/null once everything is written, so the client sees EOF
     now: a read still stuck in the kernel (a hung NFS or FUSE mount) keeps this process from
     exiting, and with it the pipes, until the mount answers."""
+    import contextlib
+
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     devnull = os.open(os.devnull, os.O_WRONLY)
     for fd in (1, 2):
-        try:
+        with contextlib.suppress(OSError):
             os.dup2(devnull, fd)
-        except OSError:
-            pass
     os.close(devnull)
 
 

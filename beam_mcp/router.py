@@ -3,7 +3,8 @@
 The router answers everything it can at once through an `Outbox`. A `tools/call` that needs
 the Lean backend comes back as a `PendingCall`, which the async server runs. Because nothing
 here imports anyio or pydantic, the server answers `server/discover` and `tools/list` before
-those are loaded.
+those are loaded; valid tool arguments are admitted from the schema (`tools.admit`), so pydantic
+loads only for arguments the schema rejects.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ CAPABILITIES = {"logging": {}, "tools": {"listChanged": False}}
 CACHE_HINT = {"ttlMs": 3_600_000, "cacheScope": "public"}
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema.json")
 IDENTITY_TTL_S = 0.5
+NO_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
 _CALL_KEYS = frozenset(("name", "arguments", "_meta", "inputResponses", "requestState"))
 
 
@@ -88,7 +90,7 @@ class PendingCall:
 
     request_id: RequestId
     spec: ToolSpec
-    arguments: Any  # the validated pydantic model
+    arguments: Any  # the validated input: an `Arguments` or the pydantic model
     root: str
     token: str | int | None
     modern: bool
@@ -333,7 +335,7 @@ class Router:
     ) -> PendingCall:
         model = validate_arguments(spec.name, arguments)
         # A fence evicts its workspace, which may be gone already.
-        root = _call_modules().canonical_root(model.workspace.root, allow_vanished=spec.fence)
+        root = _canonical_root()(model.workspace.root, allow_vanished=spec.fence)
         path = getattr(model, "path", None)
         return PendingCall(rid, spec, model, root, token, modern, log_level, path, started)
 
@@ -379,31 +381,49 @@ class Router:
         self.outbox.send(message, self.release(rid))
 
 
-@dataclass(frozen=True)
-class _CallModules:
-    """What admitting a Lean tool call needs; imported on the first call, not at start-up."""
-
-    input_models: dict[str, Any]
-    validation_error: type[ValidationError]
-    canonical_root: Callable[..., str]
-
-
 @cache
-def _call_modules() -> _CallModules:
-    from pydantic import ValidationError
-
-    from beam_mcp.tools.models import INPUT_MODELS
+def _canonical_root() -> Callable[..., str]:
     from beam_mcp.workspace import canonical_root
 
-    return _CallModules(INPUT_MODELS, ValidationError, canonical_root)
+    return canonical_root
 
 
 def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:
-    """Validates tool arguments with the tool's pydantic model (imported on first use)."""
-    modules = _call_modules()
+    """The tool's input: checked against its schema, or by its pydantic model when that fails.
+
+    The schema path returns an `Arguments` without importing pydantic; the model decides (and
+    words the `invalidInput` error of) whatever the schema rejects.
+    """
+    from beam_mcp.tools.admit import admit
+
+    admitted = admit(tool, arguments)
+    if admitted is not None:
+        return admitted
+    return model_arguments(tool, arguments)
+
+
+@cache
+def _models() -> tuple[dict[str, Any], type[ValidationError]]:
+    previous = os.environ.get(NO_PLUGINS)
+    os.environ[NO_PLUGINS] = "__all__"  # no entry-point scan (importlib.metadata) for plugins
     try:
-        return modules.input_models[tool].model_validate(arguments)
-    except modules.validation_error as exc:
+        from pydantic import ValidationError
+
+        from beam_mcp.tools.models import INPUT_MODELS
+    finally:  # the models are built: nothing started later inherits the setting
+        if previous is None:
+            del os.environ[NO_PLUGINS]
+        else:
+            os.environ[NO_PLUGINS] = previous
+    return INPUT_MODELS, ValidationError
+
+
+def model_arguments(tool: str, arguments: dict[str, Any]) -> Any:
+    """Validates tool arguments with the tool's pydantic model (imported on first use)."""
+    input_models, validation_error = _models()
+    try:
+        return input_models[tool].model_validate(arguments)
+    except validation_error as exc:
         problems = [
             {
                 "field": ".".join(str(p) for p in e["loc"]) or "(arguments)",

@@ -2,8 +2,8 @@
 
 Install reuse, `runtime list`, prune and doctor validate markers and manifests here, against the
 JSON Schema generated from the pydantic models of `beam_runtime.records` (the schema of record)
-and committed as `beam_runtime/records_schema.py`. `schema_problem` implements exactly the part
-of JSON Schema that file uses; tests check that it and pydantic agree.
+and committed as `beam_runtime/records_schema.py`, with `beam_runtime.schema_check` (the part of
+JSON Schema our generated schemas use); tests check that it and pydantic agree.
 
 Two checks of a runtime directory, each returning a one-line reason or None:
 
@@ -17,97 +17,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from beam_runtime import identity
 from beam_runtime.layout import COMMANDS, MANIFEST_NAME, MARKER_NAME, launcher_path
 from beam_runtime.records_schema import MANIFEST, MARKER
-
-_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "string": (str,),
-    "integer": (int,),
-    "array": (list,),
-    "boolean": (bool,),
-}
-
-
-@lru_cache(maxsize=32)
-def _pattern(pattern: str) -> re.Pattern[str]:
-    # JSON Schema patterns are ECMA-262: a final `$` matches only at the very end (Python's `$`
-    # would also match before a trailing newline).
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        pattern = pattern[:-1] + r"\Z"
-    return re.compile(pattern)
-
-
-def _type_ok(expected: str, value: Any) -> bool:
-    if isinstance(value, bool) and expected != "boolean":
-        return False
-    return isinstance(value, _TYPES[expected])
-
-
-def _object_problem(schema: dict[str, Any], value: dict[str, Any], where: str) -> str | None:
-    for name in schema.get("required", ()):
-        if name not in value:
-            return f"{where}{name}: missing"
-    properties = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    for name, item in value.items():
-        sub = properties.get(name, extra)
-        if sub is False:
-            return f"{where}{name}: unexpected key"
-        if sub is not True:
-            problem = schema_problem(sub, item, f"{where}{name}.")
-            if problem is not None:
-                return problem
-    return None
-
-
-_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "const", "enum", "minimum",
-    "maximum", "pattern", "default",
-})  # fmt: skip
-
-
-def schema_problem(schema: dict[str, Any], value: Any, where: str = "") -> str | None:
-    """The first way `value` breaks `schema`, or None.
-
-    Supports the keywords `records_schema.py` uses: type, properties, required,
-    additionalProperties, const, enum, minimum, maximum, pattern (and ignores default).
-    Anything else is an error.
-    """
-    if not _KEYWORDS.issuperset(schema):
-        unknown = sorted(set(schema) - _KEYWORDS)
-        raise NotImplementedError(f"unsupported JSON Schema keywords: {unknown}")
-    problem = _value_problem(schema, value)
-    if problem is not None:
-        return f"{where.rstrip('.') or 'value'}: {problem}"
-    if isinstance(value, dict):
-        return _object_problem(schema, value, where)
-    return None
-
-
-def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
-    expected = schema.get("type")
-    if expected is not None and not _type_ok(expected, value):
-        return f"expected {expected}, got {type(value).__name__}"
-    if "const" in schema and (type(value) is not type(schema["const"]) or value != schema["const"]):
-        return f"must be {schema['const']!r}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"must be one of {', '.join(map(str, schema['enum']))}"
-    if "minimum" in schema and value < schema["minimum"]:
-        return f"must be at least {schema['minimum']}"
-    if "maximum" in schema and value > schema["maximum"]:
-        return f"must be at most {schema['maximum']}"
-    if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
-        return f"does not match {schema['pattern']}"
-    return None
+from beam_runtime.schema_check import schema_problem as schema_problem  # also re-exported
 
 
 class RecordError(ValueError):

@@ -49,9 +49,12 @@ named concern, stated in its docstring; this page is generated from those docstr
 OUTRO = """\
 ## Data files
 - `beam_mcp/schema.json`: the `tools/list` payload, generated from the catalog and the input
-  models (`python -m beam_mcp.tools.generate`); a test fails when it is stale.
+  models (`python -m beam_mcp.tools.generate`); a test fails when it is stale. The same command
+  writes `beam_mcp/fields.json` (each input field's default and nested model), which
+  `tools/admit.py` builds admitted inputs from without pydantic.
 - `beam_runtime/records_schema.py`: JSON Schema of the marker and manifest, generated from
-  `beam_runtime/records.py`; `record_check.py` validates with it on paths that must start fast.
+  `beam_runtime/records.py`; `record_check.py` validates with it on paths that must start fast
+  (through `schema_check.py`, which also checks tool inputs against `schema.json`).
 
 ## Tests
 - `tests/fake_lean/`: the fake Lean language server and fake `lake`, `elan`, `lean` executables

@@ -1,20 +1,26 @@
-"""Builds `beam_mcp/schema.json` (the `tools/list` payload) from the catalog and the models.
+"""Builds `beam_mcp/schema.json` (the `tools/list` payload) and `fields.json` from the models.
 
+`fields.json` is what admitting a call without pydantic needs beyond the schema: every input
+field in model order, with its default (none: required) and the fields of a nested model.
 Run `python -m beam_mcp.tools.generate` after changing a model or the catalog; the test suite
-regenerates the file in memory and fails when the committed copy differs.
+regenerates both files in memory and fails when a committed copy differs.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import typing
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from beam_mcp.tools.catalog import TOOLS
 from beam_mcp.tools.models import INPUT_MODELS
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema.json"
+FIELDS_PATH = SCHEMA_PATH.with_name("fields.json")
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -77,9 +83,46 @@ def render() -> str:
     return json.dumps(build(), indent=1, sort_keys=False) + "\n"
 
 
+def model_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """Each field of `model`: `default` unless required, `model` or `items` for nested models."""
+    out: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        entry: dict[str, Any] = {}
+        if not info.is_required():
+            default = info.get_default(call_default_factory=True)
+            assert default in (None, []) or isinstance(default, (str, int)), (name, default)
+            entry["default"] = default
+        entry.update(_nested(info.annotation))
+        out[name] = entry
+    return out
+
+
+def _nested(annotation: Any) -> dict[str, Any]:
+    """`{"model": fields}` for a model (or an optional one), `{"items": fields}` for a list."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {"model": model_fields(annotation)}
+    if typing.get_origin(annotation) is list and _is_model(args[0]):
+        return {"items": model_fields(args[0])}
+    if len(args) == 1 and typing.get_origin(annotation) is not list:
+        return _nested(args[0])  # `X | None`
+    assert not any(_is_model(a) for a in args), f"unsupported nesting: {annotation}"
+    return {}
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def render_fields() -> str:
+    fields = {spec.name: model_fields(INPUT_MODELS[spec.name]) for spec in TOOLS}
+    return json.dumps(fields, indent=1) + "\n"
+
+
 def main() -> int:
     SCHEMA_PATH.write_text(render(), encoding="utf-8")
-    sys.stdout.write(f"wrote {SCHEMA_PATH}\n")
+    FIELDS_PATH.write_text(render_fields(), encoding="utf-8")
+    sys.stdout.write(f"wrote {SCHEMA_PATH} and {FIELDS_PATH}\n")
     return 0
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 from anyio.abc import TaskGroup
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
     import psutil
 
 
-@dataclass(frozen=True)
-class ManagerConfig:
+class ManagerConfig(NamedTuple):  # immutable; a frozen dataclass costs 0.8 ms to define
     lean_cmd: tuple[str, ...] | None
     beam_cli: str | None
     limits: Limits

@@ -11,7 +11,6 @@ from beam_runtime.broker import diagnostics as diag
 from beam_runtime.broker import errors
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.lakebuild import kill_group, read_lines
 from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source_async
 from beam_runtime.broker.recovery import incomplete_data
 from beam_runtime.broker.reporting import CallReport, Context
@@ -217,6 +216,8 @@ def _save_setup(session: LeanSession, source: SourceFile, sync_result: dict) -> 
 
 
 async def _lake_build(session: LeanSession, lake: str, module: str, report: CallReport) -> None:
+    from beam_runtime.broker.lakebuild import kill_group, read_lines
+
     argv = [lake, "build", f"+{module}"]
     output: list[str] = []
     limit = session.limits.barrier_s

@@ -12,14 +12,12 @@ from typing import Any
 from beam_runtime.broker import errors, navigation
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.goals import after_position
 from beam_runtime.broker.operations import check_version, workspace
 from beam_runtime.broker.paths import resolve_source_async
 from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
 from beam_runtime.broker.text import DocumentText, utf16_len
-from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
 from beam_runtime.broker.waiting import barrier_within
 from beam_runtime.lsp import messages
 
@@ -141,6 +139,7 @@ async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> di
 
 async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     """``lean_goals`` (decision 44): over RPC when Lean offers it, else from ``plainGoal``."""
+    from beam_runtime.broker.goals import after_position
     from beam_runtime.broker.rpc import goals_at
 
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
@@ -173,6 +172,8 @@ async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]
 
 
 async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+    from beam_runtime.broker.todo import KINDS, code_action_items, diagnostic_items
+
     wanted = set(args.kinds) or set(KINDS)
     suggest = args.suggest == "basic"
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:

@@ -33,17 +33,10 @@ from beam_runtime.broker.diagnostics import is_stale_marker
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.header import imports as header_imports
 from beam_runtime.broker.paths import SourceFile, path_to_uri
+from beam_runtime.broker.service import PoolConfig
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.versions import content_digest
 from beam_runtime.lsp import messages
-
-
-@dataclass(frozen=True)
-class PoolConfig:
-    per_document: int = 1
-    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
-    idle_s: float = 300.0
-    wait_s: float = 600.0  # bound on queueing for a scratch document
 
 
 @dataclass(eq=False)

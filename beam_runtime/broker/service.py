@@ -8,10 +8,10 @@ workspace's session. Failures are ``BrokerError``s (code, message, data); nothin
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 from anyio.abc import TaskGroup
@@ -20,19 +20,26 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig, SessionManager
 from beam_runtime.broker.paths import read_snapshot, resolve_source_async
 from beam_runtime.broker.reporting import Context
-from beam_runtime.broker.scratch import PoolConfig
 from beam_runtime.broker.session import LeanSession
-from beam_runtime.broker.speculation import Speculation
 
 if TYPE_CHECKING:
     from beam_runtime.broker.results import DropResult, FeedbackResult
+    from beam_runtime.broker.speculation import Speculation
     from beam_runtime.search.service import SearchService
 
 Operation = Callable[[LeanSession, Any, Context], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
-class BrokerConfig:
+class PoolConfig(NamedTuple):  # immutable records, 60 us to define (a frozen dataclass: 0.7 ms)
+    """The scratch documents of speculative tools (``scratch.py``): how many, how long kept."""
+
+    per_document: int = 1
+    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
+    idle_s: float = 300.0
+    wait_s: float = 600.0  # bound on queueing for a scratch document
+
+
+class BrokerConfig(NamedTuple):
     """Everything the broker is configured with (the MCP layer fills it from its settings)."""
 
     manager: ManagerConfig
@@ -43,22 +50,49 @@ class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.manager: SessionManager | None = None
-        self.speculation = Speculation(config.scratch)
+        self._speculation: Speculation | None = None
+        self._unadopted: weakref.WeakSet[LeanSession] = weakref.WeakSet()
+        self._group: TaskGroup | None = None
         self._search: SearchService | None = None
 
     def attach(self, group: TaskGroup) -> None:
         """The server's long-lived task group: session readers and the idle reaper run there."""
         from beam_runtime.lsp.client import LspClient
 
+        self._group = group
         self.manager = SessionManager(self.config.manager, partial(LspClient.open_in, group))
-        self.manager.session_observers.append(self.speculation.adopt)
+        self.manager.session_observers.append(self._adopt)
 
         def host_barriers(session: LeanSession) -> None:  # bounded waits (waiting.py)
             session.spawn = group.start_soon
 
         self.manager.session_observers.append(host_barriers)
         group.start_soon(self.manager.reap_idle)
-        group.start_soon(self.speculation.scratch.reap_idle)
+
+    @property
+    def speculation(self) -> Speculation:
+        """Handles and scratch documents, made by the first tool that needs them.
+
+        Until then no session has a handle or a scratch document, so the sessions started
+        before are adopted only now (a first Lean call does not import any of it).
+        """
+        if self._speculation is None:
+            from beam_runtime.broker.speculation import Speculation
+
+            made = Speculation(self.config.scratch)
+            for session in list(self._unadopted):
+                made.adopt(session)
+            self._unadopted.clear()
+            if self._group is not None:
+                self._group.start_soon(made.scratch.reap_idle)
+            self._speculation = made
+        return self._speculation
+
+    def _adopt(self, session: LeanSession) -> None:
+        if self._speculation is None:
+            self._unadopted.add(session)
+        else:
+            self._speculation.adopt(session)
 
     def _manager(self) -> SessionManager:
         if self.manager is None:

@@ -20,7 +20,8 @@ from beam_runtime.broker.paths import SourceFile, resolve_source_async
 from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.rpc import goals_at
-from beam_runtime.broker.scratch import PoolConfig, ScratchRegistry
+from beam_runtime.broker.scratch import ScratchRegistry
+from beam_runtime.broker.service import PoolConfig
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.broker.text import DocumentText
 from beam_runtime.lsp import messages

@@ -14,8 +14,7 @@ from typing import Any
 
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.manager import ManagerConfig
-from beam_runtime.broker.scratch import PoolConfig
-from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.service import Broker, BrokerConfig, PoolConfig
 from beam_runtime.broker.session import Limits
 
 

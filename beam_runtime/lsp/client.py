@@ -33,10 +33,10 @@ from beam_runtime.lsp.errors import (
     response_error,
 )
 from beam_runtime.lsp.framing import FrameBuffer, FrameReader, encode_message
+from beam_runtime.lsp.scanner import SCANNER
 
 NotificationHandler = Callable[[str, Any], None]
 STDERR_EOF_WAIT_S = 0.5
-TRACK_INTERVAL_MAX_S = 8.0
 ACKNOWLEDGED_SERVER_REQUESTS = frozenset(
     {
         "client/registerCapability",
@@ -204,7 +204,7 @@ class LspClient:
                 client.add_notification_handler(None, on_notification)
             tg.start_soon(client._read_loop)
             tg.start_soon(client._drain_stderr)
-            tg.start_soon(client._track_descendants, track_interval)
+            SCANNER.register(proc, track_interval)  # ``kill_tree`` unregisters it
             try:
                 yield client
             finally:
@@ -274,6 +274,11 @@ class LspClient:
     @property
     def pid(self) -> int:
         return self._proc.pid
+
+    @property
+    def descendants(self) -> frozenset[int]:
+        """Pids the shared scan (`scanner`) has seen below the server and not seen end."""
+        return frozenset(known.pid for known in self._proc.known)
 
     @property
     def returncode(self) -> int | None:
@@ -536,20 +541,6 @@ class LspClient:
             return
         finally:
             self._stderr_done.set()
-
-    async def _track_descendants(self, interval: float) -> None:
-        """Scan for descendants every ``interval`` while the tree changes, less often when not.
-
-        A scan reads ``/proc`` for every process on the machine (milliseconds with hundreds of
-        processes), so a quiet tree is scanned at doubling intervals up to
-        ``TRACK_INTERVAL_MAX_S``. What a late scan could miss is still found at kill time: the
-        children of the live tree and every process carrying the session's marker.
-        """
-        wait = interval
-        while self.alive:
-            grew = await anyio.to_thread.run_sync(process.refresh_descendants, self._proc)
-            wait = interval if grew else min(wait * 2, max(interval, TRACK_INTERVAL_MAX_S))
-            await anyio.sleep(wait)
 
     async def _on_exit(self) -> None:
         with anyio.move_on_after(2):

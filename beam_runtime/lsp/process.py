@@ -3,8 +3,9 @@
 The server runs in its own session; on Linux it also gets ``PR_SET_PDEATHSIG`` so it dies with
 the thread that started it (start it from the event-loop thread, never a worker thread). Lean's
 file workers call ``setsid``, so killing the process group is not enough: descendants are
-tracked with psutil while the server runs, and every process carrying this session's marker
-variable in its environment is killed as well (that finds orphans whose parent already died).
+tracked while the server runs (one shared scan, `scanner`), and every process carrying this
+session's marker variable in its environment is killed as well (that finds orphans whose parent
+already died). psutil is imported only when a tree is killed.
 When this process itself dies, even by SIGKILL, its watchdog (`reaper`) does the same.
 """
 
@@ -25,6 +26,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from beam_runtime.lsp.reaper import MARKER_VARIABLE, session_marker
+from beam_runtime.lsp.scanner import SCANNER, Descendant, read_table, start_ticks, update
 
 PR_SET_PDEATHSIG = 1
 
@@ -43,7 +45,8 @@ def _die_with_parent() -> None:
 class ServerProcess:
     popen: subprocess.Popen[bytes]
     marker: str
-    known: set[Any] = field(default_factory=set)  # psutil.Process objects seen as descendants
+    known: set[Descendant] = field(default_factory=set)  # seen as descendants (`scanner`)
+    scans: int = 0  # scans that updated `known`
 
     @property
     def pid(self) -> int:
@@ -150,20 +153,12 @@ class StderrTail:
 
 
 def refresh_descendants(proc: ServerProcess) -> bool:
-    """Remember every current descendant, forget those that ended; True if one is new.
+    """Scan now for `proc` alone; True if its tree grew.
 
-    Blocking (it reads ``/proc`` for every process on the machine): run it in a worker thread.
-    A process that left the tree but still runs (an orphan) stays remembered.
+    The shared scanner (`scanner.SCANNER`) does this for every live server at once. Blocking: it
+    reads ``/proc`` for every process on the machine.
     """
-    import psutil
-
-    try:
-        current = set(psutil.Process(proc.pid).children(recursive=True))
-    except psutil.Error:
-        return False
-    new = bool(current - proc.known)
-    proc.known = {known for known in proc.known if known.is_running()} | current
-    return new
+    return update([proc], read_table())[0]
 
 
 def _marked(marker: str) -> list[Any]:
@@ -183,7 +178,8 @@ def kill_tree(proc: ServerProcess, wait_seconds: float = 3.0) -> None:
     """SIGKILL the server, its process group and every descendant; reap the server."""
     import psutil
 
-    targets: set[Any] = set(proc.known)
+    SCANNER.unregister(proc)
+    targets: set[Any] = set(_still_known(proc))
     try:
         root = psutil.Process(proc.pid)
         targets.add(root)
@@ -201,3 +197,18 @@ def kill_tree(proc: ServerProcess, wait_seconds: float = 3.0) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.popen.wait(timeout=wait_seconds)
     psutil.wait_procs([t for t in targets if t.pid != proc.pid], timeout=wait_seconds)
+
+
+def _still_known(proc: ServerProcess) -> list[Any]:
+    """psutil handles on the remembered descendants that are still the processes we saw."""
+    import psutil
+
+    found = []
+    for known in proc.known:
+        try:
+            handle = psutil.Process(known.pid)
+        except psutil.Error:
+            continue
+        if start_ticks(known.pid) == known.start:  # read after the handle: no pid reuse between
+            found.append(handle)
+    return found

@@ -11,10 +11,14 @@ without a Lean toolchain. Directives are read from the `path` (or `query`) argum
 - `diag`       send one live diagnostic of each severity, filtered by diagnostic_scope
 - `fail`       answer the tool error `workerExited`
 - `crash`      raise an unexpected exception (the server answers `internalError`)
+
+With `SLEEP_BACKEND_ECHO=1` in its environment every result also carries `arguments` (the
+validated input it was handed, as plain JSON: `echo`) and `arguments_type` (its class name).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -49,7 +53,10 @@ class SleepBackend:
             raise ToolError("workerExited", "the test backend simulated a Lean crash")
         if "crash" in directives:
             raise RuntimeError("the test backend simulated a bug")
-        return self._result(spec, directives, ctx)
+        result = self._result(spec, directives, ctx)
+        if os.environ.get("SLEEP_BACKEND_ECHO") == "1":
+            result.update(arguments=echo(arguments), arguments_type=type(arguments).__name__)
+        return result
 
     async def _sleep(self, spec: str, ctx: ToolContext) -> None:
         ms = _number(r"(\d+)ms", spec)
@@ -100,6 +107,17 @@ class SleepBackend:
 
     async def aclose(self) -> None:
         self._roots.clear()
+
+
+def echo(value: Any) -> Any:
+    """A validated input (pydantic model or plain `Arguments`) as JSON: its fields, recursively."""
+    if isinstance(value, list):
+        return [echo(item) for item in value]
+    if isinstance(value, dict):
+        return {key: echo(item) for key, item in value.items()}
+    if hasattr(value, "__dict__"):
+        return {"__fields_set__": sorted(value.model_fields_set), **echo(vars(value))}
+    return value
 
 
 def _number(pattern: str, text: str) -> int:

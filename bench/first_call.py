@@ -1,0 +1,142 @@
+"""What the first Lean tool call costs the server, over a `beam_version` call (issue 17, item 3).
+
+Each sample is a fresh ``lean-beam-mcp`` of a source tree, against the fake Lean of *this*
+checkout (so two trees see the same fake), driven through real pipes with modern MCP:
+
+- ``beam_version``: start, one ``beam_version`` call, its answer read;
+- ``lean_hover`` / ``lean_sync``: start, one such call on a small project, its answer read;
+
+then the server process's own CPU time is read (the fake Lean is a child process and is not
+counted): user + system from ``psutil`` (whole clock ticks, 10 ms here), and the on-CPU time of
+its threads from ``/proc/<pid>/task/*/schedstat`` (nanoseconds; every thread of the server is
+still alive then). It prints medians (with the psutil mean and the schedstat minimum) over
+``--runs`` samples of each, and the difference of each Lean call over ``beam_version`` (target:
+at most 50 ms). With several
+``--tree`` options the trees are sampled in alternating rounds, so they share the machine's
+moods. Run:
+``.venv-test/bin/python bench/first_call.py [--tree PATH ...] [--runs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.mcp.helpers import call, minimal_env  # noqa: E402
+
+FAKE_CMD = shlex.join(
+    ["/usr/bin/env", f"PYTHONPATH={REPO}", sys.executable, "-m", "tests.fake_lean"]
+)
+FAKE_ENV = {"FAKE_LEAN_REPORT_DELAY_MS": "5", "FAKE_LEAN_CMD_DELAY_MS": "0"}
+SOURCE = "theorem t : 1 + 1 = 2 := by\n  rfl\n\ndef answer : Nat := 42\n"
+KINDS = ("beam_version", "lean_hover", "lean_sync")
+
+
+def project() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="beam-first-"))
+    (root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+    (root / "Main.lean").write_text(SOURCE)
+    return root
+
+
+def arguments(kind: str, root: Path) -> dict[str, Any]:
+    if kind == "beam_version":
+        return {}
+    ws: dict[str, Any] = {"workspace": {"root": str(root)}, "path": "Main.lean"}
+    if kind == "lean_hover":
+        ws.update(line=3, character=4)
+    return ws
+
+
+def thread_cpu_ms(pid: int) -> float:
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e6
+
+
+def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
+    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
+        cwd=tree,
+        env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV}),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    ps = psutil.Process(proc.pid)
+    try:
+        proc.stdin.write(json.dumps(call(1, kind, arguments(kind, root))).encode() + b"\n")
+        proc.stdin.flush()
+        while True:
+            reply = json.loads(proc.stdout.readline())
+            if reply.get("id") == 1:
+                break
+        times = ps.cpu_times()
+        precise = thread_cpu_ms(proc.pid)
+        assert reply["result"]["isError"] is False, reply
+        return (times.user + times.system) * 1000, precise
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, action="append", help="default: this checkout")
+    parser.add_argument("--runs", type=int, default=15)
+    options = parser.parse_args()
+    trees = [t.resolve() for t in options.tree or [REPO]]
+    root = project()
+    found: dict[tuple[Path, str], list[tuple[float, float]]] = {
+        (t, k): [] for t in trees for k in KINDS
+    }
+    for _ in range(options.runs):
+        for tree in trees:
+            for kind in KINDS:
+                found[tree, kind].append(sample(tree, kind, root))
+                time.sleep(0.05)
+    load = psutil.getloadavg()[0]
+    print(f"server CPU over {options.runs} fresh servers each (load {load:.1f}), in ms:")
+    print("  psutil user+system median (mean) | schedstat median (min) | differences: the same")
+    for tree in trees:
+        print(f"tree {tree}")
+        base = _figures(found[tree, "beam_version"])
+        for kind in KINDS:
+            got = _figures(found[tree, kind])
+            line = f"  {kind:13} {got[0]:6.1f} ({got[1]:6.1f}) | {got[2]:6.1f} ({got[3]:6.1f})"
+            if kind != "beam_version":
+                ticks = f"{got[0] - base[0]:+6.1f} ({got[1] - base[1]:+6.1f})"
+                line += f" | {ticks} | {got[2] - base[2]:+6.1f} ({got[3] - base[3]:+6.1f})"
+            print(line)
+    return 0
+
+
+def _figures(samples: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+    ticks = [s[0] for s in samples]
+    precise = [s[1] for s in samples]
+    return (
+        statistics.median(ticks),
+        statistics.mean(ticks),
+        statistics.median(precise),
+        min(precise),
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
