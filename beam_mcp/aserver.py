@@ -13,7 +13,7 @@ import termios
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
 from beam_mcp.server import handle_line, pollable, write_all
 from beam_mcp.wire import RequestId, RpcError, id_key
+from beam_mcp.workspace import canonical_root_async
 
 if TYPE_CHECKING:
     from beam_mcp.server import Server
@@ -388,8 +389,21 @@ class AsyncServer:
             await self.execute(flight, reporter)
         self.conclude(flight, reporter)
 
-    async def execute(self, flight: Flight, reporter: Reporter) -> None:
+    async def _canonical_root(self, flight: Flight) -> ToolError | None:
+        """The root as given becomes canonical here, off the event loop and bounded (a root on a
+        stuck mount stalls nothing); a fence (a drop) accepts a root that is gone already."""
         call = flight.call
+        try:
+            root = await canonical_root_async(call.root, allow_vanished=call.spec.fence)
+        except ToolError as err:
+            return err
+        flight.call = replace(call, root=root)
+        return None
+
+    async def execute(self, flight: Flight, reporter: Reporter) -> None:
+        error = await self._canonical_root(flight)
+        call = flight.call
+        stats_root = call.root if error is None else None  # never a root that did not resolve
         ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
         # A loop timer, not a task: no task to spawn, cancel and wind down per call.
         timer: asyncio.TimerHandle | None = None
@@ -397,9 +411,9 @@ class AsyncServer:
             delay = self.settings.status_delay_ms / 1000
             timer = asyncio.get_running_loop().call_later(delay, reporter.status)
         content: dict[str, Any] | None = None
-        error: ToolError | None = None
         try:
-            content = await self.backend.call(call.spec, call.arguments, ctx)
+            if error is None:
+                content = await self.backend.call(call.spec, call.arguments, ctx)
         except ToolError as err:
             error = err
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
@@ -419,7 +433,7 @@ class AsyncServer:
             self.router.finish_call(
                 call.request_id,
                 call.tool,
-                call.root,
+                stats_root,
                 call.admitted,
                 call.modern,
                 content=content,

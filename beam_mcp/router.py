@@ -91,7 +91,7 @@ class PendingCall:
     request_id: RequestId
     spec: ToolSpec
     arguments: Any  # the validated input: an `Arguments` or the pydantic model
-    root: str
+    root: str  # as given until the call runs, then canonical (`Calls.execute`)
     token: str | int | None
     modern: bool
     log_level: str | None  # the modern request's own level; legacy uses the connection level
@@ -334,8 +334,8 @@ class Router:
         started: float,
     ) -> PendingCall:
         model = validate_arguments(spec.name, arguments)
-        # A fence evicts its workspace, which may be gone already.
-        root = _canonical_root()(model.workspace.root, allow_vanished=spec.fence)
+        root = model.workspace.root  # checked here as text; canonicalized when the call runs
+        _check_root_text()(root)
         path = getattr(model, "path", None)
         return PendingCall(rid, spec, model, root, token, modern, log_level, path, started)
 
@@ -382,10 +382,10 @@ class Router:
 
 
 @cache
-def _canonical_root() -> Callable[..., str]:
-    from beam_mcp.workspace import canonical_root
+def _check_root_text() -> Callable[[str], None]:
+    from beam_mcp.workspace import check_root_text
 
-    return canonical_root
+    return check_root_text
 
 
 def validate_arguments(tool: str, arguments: dict[str, Any]) -> Any:

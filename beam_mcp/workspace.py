@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import partial
 
 from beam_mcp.errors import ToolError
-from beam_runtime import canonical
+from beam_runtime import canonical, safe_read
 
 PROJECT_MARKERS = ("lean-toolchain", "lakefile.lean", "lakefile.toml")
 
@@ -17,10 +18,7 @@ def canonical_root(root: str, *, allow_vanished: bool = False) -> str:
     With `allow_vanished` (cache eviction), a root that no longer exists or lost its project
     files is still accepted and normalized as far as the filesystem allows.
     """
-    if not root or not os.path.isabs(root):
-        raise _invalid("workspace root must be an absolute path", root, "notAbsolute")
-    if "\x00" in root:
-        raise _invalid("workspace root contains a NUL character", root, "invalidPath")
+    check_root_text(root)
     found = canonical.existing(root)
     if found is None:
         return _slow_canonical_root(root, allow_vanished)
@@ -30,6 +28,30 @@ def canonical_root(root: str, *, allow_vanished: bool = False) -> str:
     if not stat.S_ISDIR(mode):
         raise _invalid(f"workspace root is not a directory: {root}", root, "notDirectory")
     return _project_root(root, name)
+
+
+def check_root_text(root: str) -> None:
+    """What can be told of a root without touching the filesystem: absolute, no NUL."""
+    if not root or not os.path.isabs(root):
+        raise _invalid("workspace root must be an absolute path", root, "notAbsolute")
+    if "\x00" in root:
+        raise _invalid("workspace root contains a NUL character", root, "invalidPath")
+
+
+async def canonical_root_async(root: str, *, allow_vanished: bool = False) -> str:
+    """`canonical_root` off the event loop, bounded like every read of a named path: a root on
+    a stuck mount is the timeout tool error, and other calls go on meanwhile."""
+    check_root_text(root)
+    try:
+        return await safe_read.call_async(
+            partial(canonical_root, root, allow_vanished=allow_vanished), root
+        )
+    except safe_read.RefusedRead as exc:
+        raise ToolError(
+            "timeout",
+            f"workspace root {root} did not answer: {exc.strerror}",
+            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
+        ) from None
 
 
 def _slow_canonical_root(root: str, allow_vanished: bool) -> str:
