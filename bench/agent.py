@@ -22,7 +22,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.cost import FAKE_ENV, Server  # noqa: E402
+from bench.driver import FAKE_ENV, Server  # noqa: E402
 
 PROOF = (
     "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"

@@ -15,26 +15,18 @@ and prints the server process's own CPU time (user + system, ``psutil``) per cal
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.mcp.helpers import call, minimal_env, structured  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-FAKE_CMD = shlex.join(
-    ["/usr/bin/env", f"PYTHONPATH={REPO}", sys.executable, "-m", "tests.fake_lean"]
-)
-FAKE_ENV = {"FAKE_LEAN_REPORT_DELAY_MS": "5", "FAKE_LEAN_CMD_DELAY_MS": "0"}
+from driver import Server  # noqa: E402
 
 
 def project(lines: int) -> Path:
@@ -47,43 +39,6 @@ def project(lines: int) -> Path:
 def body(lines: int, serial: int) -> str:
     middle = lines // 2
     return "".join(f"def d{i} : Nat := {serial if i == middle else i}\n" for i in range(lines))
-
-
-class Server:
-    """``lean-beam-mcp`` of ``tree`` (its own directory first on ``sys.path``)."""
-
-    def __init__(self, tree: Path, *flags: str, **env: str) -> None:
-        args = flags or ("--lean-cmd", FAKE_CMD)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "beam_mcp", *args],
-            cwd=tree,
-            env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, **env}),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.ps = psutil.Process(self.proc.pid)
-        self.rid = 0
-
-    def ask(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.rid += 1
-        self.proc.stdin.write(json.dumps(call(self.rid, tool, args)).encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.rid:
-                assert reply["result"]["isError"] is False, reply
-                return structured(reply)
-
-    def cpu_ms(self) -> float:
-        times = self.ps.cpu_times()
-        return (times.user + times.system) * 1000
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
 
 
 def measure(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:

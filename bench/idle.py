@@ -13,26 +13,19 @@ one core. Target: under 0.2 %. Run:
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.mcp.helpers import call, minimal_env  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-FAKE_CMD = shlex.join(
-    ["/usr/bin/env", f"PYTHONPATH={REPO}", sys.executable, "-m", "tests.fake_lean"]
-)
-FAKE_ENV = {"FAKE_LEAN_REPORT_DELAY_MS": "5", "FAKE_LEAN_CMD_DELAY_MS": "0"}
+from driver import Server  # noqa: E402
 
 
 def projects(count: int) -> list[Path]:
@@ -45,41 +38,6 @@ def projects(count: int) -> list[Path]:
         (root / "Main.lean").write_text(f"def answer{index} : Nat := {index}\n")
         roots.append(root)
     return roots
-
-
-class Server:
-    def __init__(self, tree: Path) -> None:
-        self.tree = tree
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
-            cwd=tree,
-            env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV}),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.ps = psutil.Process(self.proc.pid)
-        self.rid = 0
-
-    def ask(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.rid += 1
-        self.proc.stdin.write(json.dumps(call(self.rid, tool, args)).encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            reply: dict[str, Any] = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.rid:
-                assert reply["result"]["isError"] is False, reply
-                return dict(reply["result"]["structuredContent"])
-
-    def cpu_s(self) -> float:
-        times = self.ps.cpu_times()
-        return float(times.user + times.system)
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
 
 
 def main() -> int:
@@ -97,10 +55,10 @@ def main() -> int:
             live = server.ask("beam_stats", {})["workspaces"]
             assert len(live) == options.workspaces, live
         time.sleep(options.settle)
-        start = [(server.cpu_s(), time.monotonic()) for server in servers]
+        start = [(server.cpu_ms(), time.monotonic()) for server in servers]
         time.sleep(options.seconds)
         for server, (cpu, began) in zip(servers, start, strict=True):
-            share = (server.cpu_s() - cpu) / (time.monotonic() - began) * 100
+            share = (server.cpu_ms() - cpu) / 1000 / (time.monotonic() - began) * 100
             print(
                 f"{server.tree}: {options.workspaces} live workspaces, idle server CPU "
                 f"{share:.3f} % of a core over {options.seconds:.0f} s (target < 0.2 %)"
