@@ -47,11 +47,8 @@ async def canonical_root_async(root: str, *, allow_vanished: bool = False) -> st
             partial(canonical_root, root, allow_vanished=allow_vanished), root
         )
     except safe_read.RefusedRead as exc:
-        raise ToolError(
-            "timeout",
-            f"workspace root {root} did not answer: {exc.strerror}",
-            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
-        ) from None
+        message = f"workspace root {root} did not answer: {exc.strerror}"
+        raise ToolError("timeout", message, safe_read.timeout_details()) from None
 
 
 def _slow_canonical_root(root: str, allow_vanished: bool) -> str:

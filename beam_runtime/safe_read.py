@@ -113,6 +113,11 @@ def _read_upto(fd: int, path: str, cap: int, size: int) -> bytes:
     return chunks[0] if len(chunks) == 2 else b"".join(chunks)  # no copy of a whole read
 
 
+def timeout_details() -> dict[str, object]:
+    """The ``data`` of the timeout tool error a read, stat or resolution that gave up becomes."""
+    return {"phase": "read", "waited_ms": int(TIMEOUT_S * 1000), "reason": "timeout"}
+
+
 def timed_out(path: str, seconds: float) -> RefusedRead:
     return RefusedRead(
         errno.ETIMEDOUT, "timeout", f"reading did not finish within {seconds:g} s", path

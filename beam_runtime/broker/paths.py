@@ -138,9 +138,7 @@ async def read_bytes_async(source: SourceFile) -> bytes:
 
 def _stuck(name: str, exc: OSError) -> BrokerError:
     return BrokerError(
-        "timeout",
-        f"cannot read {name}: {exc.strerror}",
-        {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
+        "timeout", f"cannot read {name}: {exc.strerror}", safe_read.timeout_details()
     )
 
 

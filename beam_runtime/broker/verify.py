@@ -62,11 +62,8 @@ async def _bounded(fn: Callable[[], T], root: str) -> T:
     try:
         return await safe_read.call_async(fn, root)
     except safe_read.RefusedRead as exc:
-        raise BrokerError(
-            "timeout",
-            f"reading the sources of {root} did not finish: {exc.strerror}",
-            {"phase": "read", "waited_ms": int(safe_read.TIMEOUT_S * 1000), "reason": "timeout"},
-        ) from None
+        message = f"reading the sources of {root} did not finish: {exc.strerror}"
+        raise BrokerError("timeout", message, safe_read.timeout_details()) from None
 
 
 async def prepare(root: str, args: Any) -> Plan:

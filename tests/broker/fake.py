@@ -77,3 +77,13 @@ def err(server: Server, rid: int, tool: str, args: dict) -> dict:
     reply = server.ask(call(rid, tool, args))
     assert reply["result"]["isError"] is True, reply
     return structured(reply)
+
+
+def survivors(processes: list[psutil.Process], seconds: float = 20) -> list[int]:
+    """The pids of ``processes`` still running (not zombies) after waiting up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    alive = processes
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.05)
+    return [p.pid for p in alive]

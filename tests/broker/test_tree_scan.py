@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.broker.fake import fake_server, ok, workspace
+from tests.broker.fake import fake_server, ok, survivors, workspace
 from tests.mcp.helpers import Server
 
 WORKSPACES = 3
@@ -31,15 +30,6 @@ def _projects(tmp_path: Path) -> list[Path]:
         (root / "B.lean").write_text("def b : Nat := 2\n")
         roots.append(root.resolve())
     return roots
-
-
-def _left(processes: list[psutil.Process], seconds: float = 20) -> list[int]:
-    deadline = time.monotonic() + seconds
-    alive = processes
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        time.sleep(0.05)
-    return [p.pid for p in alive]
 
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])
@@ -59,4 +49,4 @@ def test_no_descendant_of_any_workspace_outlives_the_server(
     assert len(setsid) >= WORKSPACES * 3, [p.cmdline() for p in tree]  # servers and workers
     server.proc.send_signal(getattr(signal, how))
     server.proc.wait(20)
-    assert not _left(tree), "outlived the server"
+    assert not survivors(tree), "outlived the server"

@@ -8,26 +8,16 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import psutil
 
-from tests.broker.fake import fake_server, ok, workspace
+from tests.broker.fake import fake_server, ok, survivors, workspace
 from tests.mcp.helpers import Server
 
 
 def _tree(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
-
-
-def _wait_gone(processes: list[psutil.Process], seconds: float = 20) -> list[int]:
-    deadline = time.monotonic() + seconds
-    alive = processes
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        time.sleep(0.05)
-    return [p.pid for p in alive]
 
 
 def test_stubborn_workers_die_with_a_sigkilled_server(servers: list[Server], project: Path) -> None:
@@ -41,7 +31,7 @@ def test_stubborn_workers_die_with_a_sigkilled_server(servers: list[Server], pro
     assert len(setsid) >= 2, [p.cmdline() for p in tree]  # the server and its workers
     os.kill(server.proc.pid, signal.SIGKILL)
     server.proc.wait(10)
-    left = _wait_gone(tree)
+    left = survivors(tree)
     assert not left, f"outlived the server: {left}"
 
 
@@ -53,4 +43,4 @@ def test_stubborn_workers_die_when_the_server_exits_on_a_signal(
     tree = _tree(server.proc.pid)
     server.proc.send_signal(signal.SIGTERM)
     assert server.proc.wait(20) == 0
-    assert not _wait_gone(tree)
+    assert not survivors(tree)
