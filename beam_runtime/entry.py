@@ -91,11 +91,27 @@ def _print_version(name: str) -> int:
     return 0
 
 
+_OOM_FIX = "free memory (or raise the process's memory limit), then retry"
+
+
 def _run_main(command: str) -> int:
     import importlib
+    import json
 
     module_name, function = MAINS[command].split(":")
-    result = getattr(importlib.import_module(module_name), function)()
+    # Made before anything runs: when memory is gone, building even this could fail.
+    error = {"category": "outOfMemory", "message": f"{command} ran out of memory", "fix": _OOM_FIX}
+    oom_json = (json.dumps({"error": error}) + "\n").encode()
+    oom_text = f"{command} ran out of memory\nfix: {_OOM_FIX}\n".encode()
+    try:
+        result = getattr(importlib.import_module(module_name), function)()
+    except MemoryError as exc:
+        # The last resort, when reporting the error ran out of memory too: drop the frames
+        # that hold the memory, then write bytes made in advance (no traceback, exit 1).
+        exc.__traceback__ = None
+        del exc
+        os.write(2, oom_json if "--json" in sys.argv else oom_text)
+        return 1
     return int(result or 0)
 
 

@@ -32,6 +32,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (OSError, MemoryError) as exc:
+            exc.__traceback__ = None  # its frames may hold what used the memory up: let them go
             from beam_runtime.cli.output import fail
             from beam_runtime.errors import system_error
 

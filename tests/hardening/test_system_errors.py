@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.runtime.clienv import client_env, dev_command, run
+from tests.runtime.conftest import Installed
 
 LEAN_BEAM = dev_command("lean-beam")
 
@@ -186,3 +187,45 @@ def test_prune_on_a_full_disk_prints_its_final_object(tmp_path: Path, mounts: li
     assert sorted(os.listdir(root / "versions")) == before
     text = run([LEAN_BEAM, "runtime", "prune", "--yes"], env, cwd=tmp_path)
     assert text.code == 1 and text.stdout == "" and "No space left" in text.stderr, text
+
+
+def _claude_config(home: Path) -> None:
+    """A large `~/.claude.json` (10 MB, 30,000 projects): parsing it takes a lot of memory."""
+    server = {"command": "/bin/true", "args": ["a" * 50] * 5}
+    projects = {f"/p/{i}": {"mcpServers": {"x": server}} for i in range(30_000)}
+    (home / ".claude.json").write_text(json.dumps({"projects": projects}))
+
+
+def _limited(argv: list[str], env: dict[str, str], mib: int) -> subprocess.CompletedProcess[str]:
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+    return subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=60, preexec_fn=limit, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "step"), [(["runtime", "list", "--json"], 10), (["runtime", "prune", "--json"], 20)]
+)
+def test_out_of_memory_at_any_point_is_one_categorized_error(
+    installed: Installed, command: list[str], step: int
+) -> None:
+    """Under address-space limits from tight to loose, a command reading a large client config
+    either answers or fails with exactly one `outOfMemory` error object: never a traceback, also
+    not when reporting the error itself runs out of memory."""
+    _claude_config(installed.home)
+    argv = [str(installed.root / "bin" / "lean-beam"), *command]
+    failed = 0
+    for mib in range(60, 230, step):
+        done = _limited(argv, installed.env(), mib)
+        assert "Traceback" not in done.stderr, (mib, done.stderr[-2000:])
+        assert done.returncode in (0, 1), (mib, done.returncode, done.stderr[-500:])
+        if done.returncode == 1:
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1, (mib, done.stderr)
+            assert json.loads(lines[0])["error"]["category"] == "outOfMemory", (mib, lines)
+            failed += 1
+    assert failed, "no limit made the command run out of memory: the test proved nothing"
