@@ -55,7 +55,7 @@ _KINDS = (
 
 
 class RefusedRead(OSError):
-    """A read refused or abandoned: ``reason`` is notRegular, tooLarge or timeout."""
+    """A read refused or abandoned: ``reason`` is notRegular, tooLarge, timeout or noThread."""
 
     def __init__(self, code: int, reason: str, message: str, path: str) -> None:
         super().__init__(code, message, path)
@@ -181,9 +181,13 @@ class _Pool:
         if spawn:
             try:
                 threading.Thread(target=self._work, name="bounded-io", daemon=True).start()
-            except BaseException:  # no thread (resources exhausted)
+            except BaseException as exc:  # no thread (resources exhausted)
                 with self._lock:
                     self._threads -= 1
+                if isinstance(exc, RuntimeError):  # "can't start new thread": an OSError here
+                    raise RefusedRead(
+                        errno.EAGAIN, "noThread", f"no thread to read it in ({exc})", path
+                    ) from None
                 raise
         self._jobs.put(job)
 

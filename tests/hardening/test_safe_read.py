@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -143,3 +145,34 @@ def test_a_read_that_hangs_becomes_a_timeout(tmp_path: Path) -> None:
         assert safe_read.read_bounded(str(mount / "Fine.lean"), safe_read.SMALL_CAP, 5).startswith(
             b"theorem fine"
         )
+
+
+NO_THREAD = r"""
+import resource, sys
+from beam_runtime import safe_read
+with open("/proc/self/status") as status:
+    vm = next(int(line.split()[1]) for line in status if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + (2 << 20), resource.RLIM_INFINITY))
+try:
+    safe_read.read_bounded(sys.argv[1], safe_read.SMALL_CAP, 5)
+except safe_read.RefusedRead as exc:
+    print("refused", exc.reason)
+else:
+    print("read")
+"""
+
+
+def test_no_thread_left_is_a_refused_read(tmp_path: Path) -> None:
+    """When no thread can be started (here: no address space for its stack), a bounded read is
+    a `RefusedRead` (an `OSError` every caller reports), not a `RuntimeError` traceback."""
+    path = tmp_path / "A.lean"
+    path.write_text("def a := 1\n")
+    done = subprocess.run(
+        [sys.executable, "-c", NO_THREAD, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.stdout.strip() == "refused noThread", (done.stdout, done.stderr[-1000:])
