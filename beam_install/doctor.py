@@ -21,6 +21,7 @@ from typing import Any
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import COMMANDS, bin_dir, leases_dir, versions_dir
 from beam_runtime.record_check import full_problem
+from beam_runtime.toolchain import run_captured
 
 CLIENT_ENV_KEYS = ("HOME", "PATH", "USER", "SHELL", "TERM", "LOGNAME")
 SELF_CHECK_TIMEOUT_VAR = "BEAM_DOCTOR_SELF_CHECK_TIMEOUT_S"
@@ -503,17 +504,7 @@ def check_mcp(report: DoctorReport, root: Path, cwd: Path, env: Mapping[str, str
         return
     timeout = _self_check_timeout(env)
     try:
-        done = subprocess.run(
-            [str(wrapper), "--self-check"],
-            cwd=cwd,
-            env=client_env(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        done = run_captured([str(wrapper), "--self-check"], cwd, client_env(env), timeout)
     except subprocess.TimeoutExpired:
         report.add(section, "self-check", FAIL, f"no answer within {timeout:g} s", fix)
         return

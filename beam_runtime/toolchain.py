@@ -187,22 +187,30 @@ def probe_timeout(env: Mapping[str, str]) -> float:
     return seconds_from_env(env, PROBE_TIMEOUT_VAR, PROBE_TIMEOUT_S)
 
 
+def run_captured(
+    argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a short command with no stdin, its output captured as text, within ``timeout``
+    (raises ``subprocess.TimeoutExpired`` or ``OSError``)."""
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )
+
+
 def run_probe(
     argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float = PROBE_TIMEOUT_S
 ) -> str:
     """Run a short toolchain command; its stdout, or toolchainNotRunnable with the output tail."""
     try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        done = run_captured(argv, cwd, env, timeout)
     except subprocess.TimeoutExpired:
         raise BeamError(
             "toolchainNotRunnable",
