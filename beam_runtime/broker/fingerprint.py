@@ -62,8 +62,16 @@ class Probe:
     read_ns: int
 
 
-def _probe(path: str, entry: Snapshot | None, window_ns: int, reader: Callable[[], bytes]) -> Probe:
+def _probe(
+    path: str,
+    entry: Snapshot | None,
+    window_ns: int,
+    reader: Callable[[], bytes],
+    before: Callable[[], None] | None = None,
+) -> Probe:
     """``stat`` the file and read it unless ``entry`` still holds (runs in any thread)."""
+    if before is not None:
+        before()
     try:
         st: os.stat_result | None = os.stat(path)
     except OSError:
@@ -100,11 +108,18 @@ class SourceCache:
         entry = self._entries.get(path)
         return self._settle(path, entry, _probe(path, entry, self.window_ns, reader))
 
-    async def aread(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
+    async def aread(
+        self,
+        path: str,
+        reader: Callable[[], bytes],
+        before: Callable[[], None] | None = None,
+    ) -> Snapshot:
         """`read` with the ``stat`` and the read in one bounded call off the event loop: both
-        hang on a stuck mount. A call that does not finish in time raises `RefusedRead`."""
+        hang on a stuck mount. A call that does not finish in time raises `RefusedRead`.
+        ``before`` runs first in the same call (a check that may raise, such as re-resolving
+        the name the file was found by)."""
         entry = self._entries.get(path)
-        probe = partial(_probe, path, entry, self.window_ns, reader)
+        probe = partial(_probe, path, entry, self.window_ns, reader, before)
         return self._settle(path, entry, await safe_read.call_async(probe, path))
 
     def _settle(self, path: str, entry: Snapshot | None, probe: Probe) -> Snapshot:

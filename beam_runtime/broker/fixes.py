@@ -36,6 +36,7 @@ FIX_BY_REASON: dict[str, str] = {
     "workspaceDropped": _NEW_HANDLE,
     "sourceChangedDuringSave": "call lean_save again once the file stops changing",
     "lean": "call the tool again; Lean answered for an older text",
+    "sourceMoving": "call again once the symlink or directory on the path stops changing",
     "timeout": "the file system did not answer in time (a hung NFS or FUSE mount?): check the "
     "mount, then call again",
     "protocolViolation": "something writes non-LSP output to Lean's stdout (a Lake script, a "

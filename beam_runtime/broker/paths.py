@@ -95,10 +95,33 @@ async def resolve_source_async(root: str, path: str) -> SourceFile:
         raise _stuck(path, exc) from None
 
 
-async def read_snapshot(cache: SourceCache, source: SourceFile) -> Snapshot:
-    """The file as `cache` holds it or as read now (checked to be UTF-8), off the event loop."""
+class SourceMoved(Exception):
+    """The name a file was resolved by now leads elsewhere (a symlink or a directory moved)."""
+
+    def __init__(self, source: SourceFile) -> None:
+        super().__init__(source.abs_path)
+        self.source = source
+
+
+def _still_resolves(source: SourceFile, name: str) -> None:
+    again = resolve_source(source.root, name)
+    if again != source:
+        raise SourceMoved(again)
+
+
+async def read_snapshot(
+    cache: SourceCache, source: SourceFile, name: str | None = None
+) -> Snapshot:
+    """The file as `cache` holds it or as read now (checked to be UTF-8), off the event loop.
+
+    With ``name`` (what the caller called the file, resolved earlier to ``source``) the same
+    trip off the loop first checks that ``name`` still resolves to ``source``, and raises
+    `SourceMoved` with the new resolution when it does not: a caller that remembers
+    resolutions then needs one trip per call instead of two.
+    """
+    before = None if name is None else partial(_still_resolves, source, name)
     try:
-        return await cache.aread(source.abs_path, partial(read_source, source))
+        return await cache.aread(source.abs_path, partial(read_source, source), before)
     except OSError as exc:  # the bounded call itself gave up
         raise _unreadable(source, exc) from None
 

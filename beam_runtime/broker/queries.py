@@ -13,13 +13,15 @@ from beam_runtime.broker import errors, navigation
 from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.operations import check_version, workspace
-from beam_runtime.broker.paths import resolve_source_async
+from beam_runtime.broker.paths import SourceMoved, resolve_source_async
 from beam_runtime.broker.positions import echo, resolve
 from beam_runtime.broker.reporting import CallReport, Context
 from beam_runtime.broker.session import DocumentLock, LeanSession
 from beam_runtime.broker.text import DocumentText, utf16_len
 from beam_runtime.broker.waiting import barrier_within
 from beam_runtime.lsp import messages
+
+MOVES = 4  # re-resolutions a query accepts before it gives up on a name that keeps moving
 
 
 class CheckedDocument:
@@ -37,21 +39,33 @@ class CheckedDocument:
         self._held: tuple[DocumentLock, CallReport, OpenDocument] | None = None
 
     async def __aenter__(self) -> OpenDocument:
-        session = self._session
-        source = await resolve_source_async(session.root, self._path)
-        report = CallReport(self._ctx, source.display)
-        report.preparing()
-        lock = session.document_lock(source)
-        await lock.__aenter__()
-        try:
-            doc, _ = await session.sync_text(source)
-            check_version(doc, self._version)
-        except BaseException:
-            await lock.__aexit__()
-            raise
-        report.attach(doc)
-        self._held = (lock, report, doc)
-        return doc
+        session, name = self._session, self._path
+        source = session.known_source(name) or await resolve_source_async(session.root, name)
+        for _ in range(MOVES):
+            report = CallReport(self._ctx, source.display)
+            report.preparing()
+            lock = session.document_lock(source)
+            await lock.__aenter__()
+            try:
+                doc, _ = await session.sync_text(source, name)
+                check_version(doc, self._version)
+            except SourceMoved as moved:  # the name leads elsewhere now: that file's lock
+                await lock.__aexit__()
+                source = moved.source
+                continue
+            except BaseException:
+                await lock.__aexit__()
+                session.remember_source(name, None)
+                raise
+            session.remember_source(name, source)
+            report.attach(doc)
+            self._held = (lock, report, doc)
+            return doc
+        raise errors.invalid_input(
+            f"{name} keeps leading to another file (a symlink changing under the call?)",
+            "sourceMoving",
+            path=name,
+        )
 
     async def __aexit__(self, *exc: object) -> None:
         if self._held is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -38,6 +39,7 @@ from beam_runtime.lsp.errors import (
 )
 
 LAKE_CONFIG_MARKER = "package configuration has errors"
+RESOLVED_NAMES = 256
 STOP_GRACE_S = 1.0
 
 # ``LspClient.open_in`` with the server's task group bound: (argv=, cwd=, env=, on_notification=)
@@ -76,6 +78,7 @@ class LeanSession:
         self.documents: dict[str, OpenDocument] = {}
         self.by_uri: dict[str, OpenDocument] = {}
         self._locks: dict[str, anyio.Lock] = {}
+        self.resolved: OrderedDict[str, SourceFile] = OrderedDict()  # see `remember_source`
         self.save_lock = anyio.Lock()
         self.in_flight = 0
         self.last_used = time.monotonic()
@@ -269,20 +272,36 @@ class LeanSession:
 
     # -- documents -------------------------------------------------------------------------
 
+    def known_source(self, name: str) -> SourceFile | None:
+        """What ``name`` (a tool's ``path``) resolved to last time; re-checked when read."""
+        return self.resolved.get(name)
+
+    def remember_source(self, name: str, source: SourceFile | None) -> None:
+        """Keep (or, with None, forget) a resolution; the newest 256 names are kept."""
+        self.resolved.pop(name, None)
+        if source is not None:
+            self.resolved[name] = source
+            while len(self.resolved) > RESOLVED_NAMES:
+                self.resolved.popitem(last=False)
+
     def document_lock(self, source: SourceFile) -> DocumentLock:
         lock = self._locks.get(source.abs_path)
         if lock is None:
             lock = self._locks[source.abs_path] = anyio.Lock()
         return DocumentLock(lock)
 
-    async def sync_text(self, source: SourceFile) -> tuple[OpenDocument, bool]:
+    async def sync_text(
+        self, source: SourceFile, name: str | None = None
+    ) -> tuple[OpenDocument, bool]:
         """Re-read the file and bring Lean up to date; the caller holds the document lock.
 
         The file is read only when its stat fingerprint moved (``fingerprint.py``); an edit
-        goes to Lean as one range edit unless it replaces most of the file.
+        goes to Lean as one range edit unless it replaces most of the file. With ``name`` the
+        read first checks that the caller's name for the file still leads to ``source``
+        (`paths.SourceMoved` otherwise).
         """
         channel = self._require_channel()
-        snap = await read_snapshot(self.sources, source)
+        snap = await read_snapshot(self.sources, source, name)
         doc = self.documents.get(source.abs_path)
         if doc is None:
             version = self.versions.next_version(source.abs_path)

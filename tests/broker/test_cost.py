@@ -173,3 +173,25 @@ def test_probes_reuse_one_worker_and_send_only_ranges(
     # the document's worker and one scratch worker; every probe after the first is a range edit
     assert counts["workers_started"] == 2 and counts["full_text_sends"] == 2, counts
     assert counts["incremental_sends"] == 5, counts
+
+
+def test_a_retargeted_symlink_is_followed_by_the_next_query(
+    servers: list[Server], project: Path
+) -> None:
+    """A query names `Link.lean`; between two queries the link moves from A.lean to B.lean (a
+    file with the same size and times): the second query answers for B.lean."""
+    (project / "A.lean").write_text("def alpha : Nat := 1\n")
+    (project / "B.lean").write_text("def bravo : Nat := 2\n")
+    before = (project / "A.lean").stat()
+    os.utime(project / "B.lean", ns=(before.st_atime_ns, before.st_mtime_ns))
+    link = project / "Link.lean"
+    link.symlink_to("A.lean")
+    server = fake_server(servers)
+    at = {**workspace(project), "path": "Link.lean", "line": 0, "character": 5}
+    first = ok(server, 1, "lean_hover", at)
+    assert "alpha" in str(first) and "bravo" not in str(first), first
+    staged = project / "Link.tmp"
+    staged.symlink_to("B.lean")
+    os.replace(staged, link)
+    second = ok(server, 2, "lean_hover", at)
+    assert "bravo" in str(second), second
