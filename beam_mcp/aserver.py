@@ -13,7 +13,7 @@ import termios
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from beam_mcp.backend import LeanBackend, ToolContext, create_backend
 from beam_mcp.errors import ToolError
 from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
-from beam_mcp.server import handle_line, pollable, write_all
+from beam_mcp.server import handle_line, long_lived, pollable, write_all
 from beam_mcp.wire import RequestId, RpcError, id_key
 from beam_mcp.workspace import canonical_root_async
 
@@ -40,35 +40,35 @@ _BATCH_BYTES = 1 << 20  # a batch stops growing past this: joining it copies eve
 _READ_CHUNK = 1 << 16
 
 
-@dataclass
-class WriterState:
+class WriterState:  # plain classes here: a dataclass costs half a millisecond to define
     """Shared by the outbox and the writer task (both on the event-loop thread)."""
 
-    fd: int
-    queued: int = 0  # items handed to the writer's stream and not yet taken
-    queued_bytes: int = 0  # bytes queued and not written yet (back-pressure on stdin)
-    on_written: Callable[[], None] | None = None  # after each batch: stdin may be read again
-    busy: bool = False  # the writer is writing a batch
-    broken: bool = False  # the client closed our stdout: output is discarded
-    idle: anyio.Event = field(default_factory=anyio.Event)  # set when nothing is queued
-    # How to ask the kernel for the bytes the client has not read yet: FIONREAD on a pipe,
-    # SIOCOUTQ on a socket (Node's child_process gives its children socket pairs); else none.
-    unread_query: int | None = field(init=False)
-    writable: Any = field(init=False)  # a poll object watching `fd` for POLLOUT
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.queued = 0  # items handed to the writer's stream and not yet taken
+        self.queued_bytes = 0  # bytes queued and not written yet (back-pressure on stdin)
+        # After each batch: stdin may be read again.
+        self.on_written: Callable[[], None] | None = None
+        self.busy = False  # the writer is writing a batch
+        self.broken = False  # the client closed our stdout: output is discarded
+        self.idle = anyio.Event()  # set when nothing is queued
+        self.unread_query = _unread_query(fd)
+        self.writable: Any = select.poll()  # watches `fd` for POLLOUT
+        self.writable.register(fd, select.POLLOUT)
 
-    def __post_init__(self) -> None:
-        try:
-            mode = os.fstat(self.fd).st_mode
-        except OSError:
-            mode = 0
-        if stat.S_ISFIFO(mode):
-            self.unread_query = termios.FIONREAD
-        elif stat.S_ISSOCK(mode):
-            self.unread_query = getattr(termios, "TIOCOUTQ", None)  # SIOCOUTQ on Linux
-        else:
-            self.unread_query = None
-        self.writable = select.poll()
-        self.writable.register(self.fd, select.POLLOUT)
+
+def _unread_query(fd: int) -> int | None:
+    """How to ask the kernel for the bytes the client has not read yet: FIONREAD on a pipe,
+    SIOCOUTQ on a socket (Node's child_process gives its children socket pairs); else none."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISFIFO(mode):
+        return termios.FIONREAD
+    if stat.S_ISSOCK(mode):
+        return getattr(termios, "TIOCOUTQ", None)  # SIOCOUTQ on Linux
+    return None
 
 
 class AsyncOutbox:
@@ -162,17 +162,17 @@ class Workers:
             job = await slot
 
 
-@dataclass
 class Flight:
     """One running backend call."""
 
-    call: PendingCall
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    answered: bool = False
-    cancelled: bool = False
-    notified: bool = False  # a notification of this call was sent
-    done: bool = False  # answered, or cancelled and accounted for
-    _finished: anyio.Event | None = field(default=None, repr=False)
+    def __init__(self, call: PendingCall) -> None:
+        self.call = call
+        self.scope = anyio.CancelScope()
+        self.answered = False
+        self.cancelled = False
+        self.notified = False  # a notification of this call was sent
+        self.done = False  # answered, or cancelled and accounted for
+        self._finished: anyio.Event | None = None
 
     def finish(self) -> None:
         self.done = True
@@ -221,7 +221,8 @@ class AsyncServer:
     @property
     def backend(self) -> LeanBackend:
         if self._backend is None:
-            self._backend = create_backend(self.settings)
+            with long_lived():
+                self._backend = create_backend(self.settings)
             attach = getattr(self._backend, "attach", None)
             if attach is not None:  # the broker runs session readers in the server's group
                 attach(self.tg)

@@ -18,12 +18,13 @@ calls (they get no response), flush what was already answered, exit 0.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import queue
 import select
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from beam_mcp.router import Outbox, PendingCall, Router
@@ -190,6 +191,24 @@ class SyncOutbox:
             done()
 
 
+@contextlib.contextmanager
+def long_lived() -> Iterator[None]:
+    """For building what lives as long as the server (phase 2's modules, the broker).
+
+    Imports make tens of thousands of objects that never die, and the cyclic collector walks
+    each of them a few times while they are young (several ms of a first Lean call). It pauses
+    while they are built, then they are frozen: no later collection walks them again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -245,7 +264,8 @@ class Server:
         try:
             pending = self._sync_phase()
             if pending is not None:
-                from beam_mcp.aserver import run_async
+                with long_lived():
+                    from beam_mcp.aserver import run_async
 
                 run_async(self, pending)
         except BrokenPipeError:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -17,10 +18,9 @@ from beam_runtime.broker.errors import BrokerError, details_text, runtime_setup
 from beam_runtime.broker.save import lake_of
 
 
-@dataclass(frozen=True)
-class LaunchSpec:
+class LaunchSpec(NamedTuple):  # a NamedTuple is ten times cheaper to define than a dataclass
     argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = MappingProxyType({})  # added to ``os.environ``
     toolchain: str | None = None
 
     @property

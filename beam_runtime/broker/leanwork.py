@@ -8,8 +8,6 @@ seconds of CPU and gigabytes of memory. Bytes sent are counted by the LSP client
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 COMMENTS = ("--", "/-")
 HEADER_WORDS = ("import", "public", "module", "prelude", "meta", *COMMENTS)
 
@@ -33,12 +31,12 @@ def imports_something(header: str) -> bool:
     return "import" in header
 
 
-@dataclass
 class LeanWork:
-    workers_started: int = 0
-    header_loads: int = 0
-    full_text_sends: int = 0
-    incremental_sends: int = 0
+    def __init__(self) -> None:
+        self.workers_started = 0
+        self.header_loads = 0
+        self.full_text_sends = 0
+        self.incremental_sends = 0
 
     def opened(self, header: str) -> None:
         self.worker_started(header)
@@ -56,4 +54,9 @@ class LeanWork:
             self.header_loads += 1
 
     def as_dict(self) -> dict[str, int]:
-        return asdict(self)
+        return {
+            "workers_started": self.workers_started,
+            "header_loads": self.header_loads,
+            "full_text_sends": self.full_text_sends,
+            "incremental_sends": self.incremental_sends,
+        }

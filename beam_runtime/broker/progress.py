@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 FATAL_KIND = 2
 
 
-@dataclass
 class DocumentProgress:
     """What the broker has seen of Lean's progress for one document version."""
 
-    updates: int = 0
-    done: bool = True
-    fatal: bool = False
-    start_line: int | None = None
-    end_line: int | None = None
+    def __init__(self) -> None:
+        self.updates = 0
+        self.done = True
+        self.fatal = False
+        self.start_line: int | None = None
+        self.end_line: int | None = None
 
     def observe(self, processing: list[Any]) -> None:
         self.updates += 1

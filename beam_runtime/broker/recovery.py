@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from beam_runtime.broker import header
 from beam_runtime.broker.paths import SourceFile, display_path
 
 
@@ -28,6 +27,8 @@ def _needs_save(root: str, module: str, source: str) -> bool:
 
 
 def incomplete_data(target: SourceFile, text: str, evidence: list[str]) -> dict[str, Any]:
+    from beam_runtime.broker import header  # and its comment scanner: only on this error path
+
     deps = []
     for module in header.imports(text):
         source = module_source(target.root, module)

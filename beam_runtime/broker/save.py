@@ -6,7 +6,6 @@ exist under ``.lake/build`` are reported. It is not a clean batch build and the 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -26,6 +25,8 @@ _OPTIONAL = {
 
 
 def source_hash(data: bytes) -> str:
+    import hashlib  # only a save needs it (see ``versions.content_digest``)
+
     return hashlib.sha256(data).hexdigest()[:16]
 
 

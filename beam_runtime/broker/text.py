@@ -6,7 +6,6 @@ lines; ``character`` values on the wire count UTF-16 code units (a character abo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -37,11 +36,11 @@ def utf16_to_index(line: str, character: int) -> int | None:
     return len(line) if units == character else None
 
 
-@dataclass(frozen=True)
 class DocumentText:
     """One version of a document's text, split into lines once."""
 
-    text: str
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     @cached_property
     def lines(self) -> list[str]:

@@ -7,19 +7,18 @@ handed out never comes back with different content.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
-
 
 def content_digest(data: bytes) -> str:
+    import hashlib  # a millisecond to import; a first sync or hover asks for no digest
+
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass
 class VersionStore:
     """Last version issued per canonical path."""
 
-    _issued: dict[str, int] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self._issued: dict[str, int] = {}
 
     def next_version(self, abs_path: str) -> int:
         version = self._issued.get(abs_path, 0) + 1

@@ -9,8 +9,6 @@ it end; the call after that starts afresh.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import anyio
 
 from beam_runtime.broker.documents import OpenDocument
@@ -18,13 +16,13 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.session import LeanSession
 
 
-@dataclass
 class Barrier:
     """One document version's barrier, running or finished."""
 
-    version: int
-    done: anyio.Event = field(default_factory=anyio.Event)
-    failure: BrokerError | None = None
+    def __init__(self, version: int) -> None:
+        self.version = version
+        self.done = anyio.Event()
+        self.failure: BrokerError | None = None
 
 
 async def barrier_within(session: LeanSession, doc: OpenDocument, wait_ms: int | None) -> bool:

@@ -8,7 +8,6 @@ from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from beam_runtime.lsp.errors import FramingError
 
@@ -66,6 +65,8 @@ class FrameReader:
     """Reads one JSON object per frame; ``None`` marks a clean end of stream."""
 
     def __init__(self, stream: ByteReceiveStream, max_header_bytes: int = MAX_HEADER_BYTES) -> None:
+        from anyio.streams.buffered import BufferedByteReceiveStream  # not used on asyncio
+
         self._stream = BufferedByteReceiveStream(stream)
         self._max_header = max_header_bytes
 

@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -41,12 +40,12 @@ def _die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-@dataclass
 class ServerProcess:
-    popen: subprocess.Popen[bytes]
-    marker: str
-    known: set[Descendant] = field(default_factory=set)  # seen as descendants (`scanner`)
-    scans: int = 0  # scans that updated `known`
+    def __init__(self, popen: subprocess.Popen[bytes], marker: str) -> None:
+        self.popen = popen
+        self.marker = marker
+        self.known: set[Descendant] = set()  # seen as descendants (`scanner`)
+        self.scans = 0  # scans that updated `known`
 
     @property
     def pid(self) -> int:

@@ -18,15 +18,14 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MARKER_VARIABLE = "LEAN_BEAM_LSP_SESSION"
 _ROUNDS = 50  # scans after the owner died; a scan that finds nothing ends the watchdog
 _PAUSE_S = 0.02
 
 
-@dataclass
-class Watchdog:
+class Watchdog(NamedTuple):
     """The running watchdog of this process: its token, its pipe and its process."""
 
     token: str
