@@ -21,7 +21,7 @@ from beam_install.current import switch_current
 from beam_runtime.identity import runtime_error
 from tests.runtime.clienv import client_env, dev_command
 from tests.runtime.conftest import Installed
-from tests.runtime.test_prune_rechecks import wait_for
+from tests.runtime.test_prune_rechecks import start_paused
 from tests.runtime.trees import clone_runtime
 
 
@@ -37,26 +37,15 @@ def _tried_the_lock(trace: Path) -> bool:
 def test_install_that_queued_behind_prune_recreates_the_pruned_runtime(
     installed: Installed, tmp_path: Path
 ) -> None:
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("needs strace (.ci/run installs it) to see install wait for the lock")
     target = installed.runtime_id
     newer = clone_runtime(
         installed.root, target, variant="newer", created_at="2030-01-01T00:00:00Z"
     )
     switch_current(installed.root, newer)  # `target` is now an unused runtime: a candidate
-    pause = tmp_path / "pause"
-    pause.mkdir()
-    prune_argv = ["runtime", "prune", "--yes", "--keep-latest", "0", "--json"]
-    prune = subprocess.Popen(
-        [str(installed.root / "bin" / "lean-beam"), *prune_argv],
-        env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for(pause / "0.waiting", prune, "its pause")
-    assert (pause / "0.waiting").read_text() == target
-    strace = shutil.which("strace")
-    if strace is None:
-        pytest.skip("needs strace (.ci/run installs it) to see install wait for the lock")
+    paused = start_paused(installed, tmp_path, candidate=target)
     trace = tmp_path / "install.trace"
     traced = [strace, "-f", "-y", "-e", "trace=flock", "-o", str(trace)]
     bin_dir = installed.home / ".local" / "bin"
@@ -73,10 +62,7 @@ def test_install_that_queued_behind_prune_recreates_the_pruned_runtime(
         assert install.poll() is None, install.communicate()
         assert time.monotonic() < deadline, "install never reached the lock"
         time.sleep(0.01)
-    (pause / "0.go").touch()
-    out, err = prune.communicate(timeout=120)
-    assert prune.returncode == 0, err
-    assert json.loads(out)["removed"] == [target]
+    assert paused.finish()["removed"] == [target]
     out, err = install.communicate(timeout=120)
     assert install.returncode == 0, err
     assert "Traceback" not in err, err

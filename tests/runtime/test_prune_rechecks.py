@@ -56,23 +56,18 @@ class Paused:
         return body
 
 
-def start_paused(installed: Installed, tmp_path: Path) -> Paused:
-    candidate = clone_runtime(
-        installed.root, installed.runtime_id, variant="old", created_at="2020-01-01T00:00:00Z"
-    )
+def start_paused(installed: Installed, tmp_path: Path, candidate: str | None = None) -> Paused:
+    """`prune --yes --keep-latest 0` stopped before the re-check of its only candidate: an old
+    clone of the installed runtime unless `candidate` names one already there."""
+    if candidate is None:
+        candidate = clone_runtime(
+            installed.root, installed.runtime_id, variant="old", created_at="2020-01-01T00:00:00Z"
+        )
     pause = tmp_path / "pause"
     pause.mkdir()
-    argv = [
-        str(installed.root / "bin" / "lean-beam"),
-        "runtime",
-        "prune",
-        "--yes",
-        "--keep-latest",
-        "0",
-        "--json",
-    ]
+    argv = [str(installed.root / "bin" / "lean-beam"), "runtime", "prune", "--yes"]
     proc = subprocess.Popen(
-        argv,
+        [*argv, "--keep-latest", "0", "--json"],
         env=installed.env(BEAM_PRUNE_PAUSE_DIR=str(pause)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
