@@ -91,11 +91,24 @@ async def lake_build(
     limit_s: float,
     forward: Callable[[str], None],
 ) -> BuildOutput:
-    argv = [lake, "build", *(f"+{module}" for module in modules)]
     out = BuildOutput()
+    process = await start_build(lake, modules, cwd, env)
+    parser = _Parser(out, forward)
     try:
-        process = await anyio.open_process(
-            argv,
+        with anyio.move_on_after(max(0.0, limit_s)):
+            await read_lines(process, parser.line)
+            out.exit_code = await process.wait()
+            out.finished = True
+    finally:
+        await wind_down(process)
+    return out
+
+
+async def start_build(lake: str, modules: list[str], cwd: str, env: dict[str, str]) -> Process:
+    """``lake build +M...`` in its own process group, stdout and stderr as one stream."""
+    try:
+        return await anyio.open_process(
+            [lake, "build", *(f"+{module}" for module in modules)],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -106,19 +119,15 @@ async def lake_build(
         raise errors.runtime_setup(
             "lakeNotFound", f"cannot run {lake}: {exc.strerror or exc}", "reinstall elan/lake"
         ) from exc
-    parser = _Parser(out, forward)
-    try:
-        with anyio.move_on_after(max(0.0, limit_s)):
-            await read_lines(process, parser.line)
-            out.exit_code = await process.wait()
-            out.finished = True
-    finally:
-        if process.returncode is None:
-            kill_group(process.pid)
-            with anyio.CancelScope(shield=True):
-                await process.wait()
-        await process.aclose()
-    return out
+
+
+async def wind_down(process: Process) -> None:
+    """A build that has not ended is killed with its group; then it is reaped and closed."""
+    if process.returncode is None:
+        kill_group(process.pid)
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+    await process.aclose()
 
 
 async def read_lines(process: Process, on_line: Callable[[str], None]) -> None:

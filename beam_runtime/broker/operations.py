@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import anyio
@@ -216,24 +215,11 @@ def _save_setup(session: LeanSession, source: SourceFile, sync_result: dict) -> 
 
 
 async def _lake_build(session: LeanSession, lake: str, module: str, report: CallReport) -> None:
-    from beam_runtime.broker.lakebuild import kill_group, read_lines
+    from beam_runtime.broker.lakebuild import read_lines, start_build, wind_down
 
-    argv = [lake, "build", f"+{module}"]
     output: list[str] = []
     limit = session.limits.barrier_s
-    try:
-        process = await anyio.open_process(
-            argv,
-            cwd=session.root,
-            env=session.launch.environment(),
-            stdin=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise errors.runtime_setup(
-            "lakeNotFound", f"cannot run {lake}: {exc.strerror or exc}", "reinstall elan/lake"
-        ) from exc
+    process = await start_build(lake, [module], session.root, session.launch.environment())
     try:
         with anyio.fail_after(limit):
             await read_lines(process, lambda line: _build_line(line, output, report))
@@ -241,11 +227,7 @@ async def _lake_build(session: LeanSession, lake: str, module: str, report: Call
     except TimeoutError:
         raise errors.timeout("save", int(limit * 1000), f"lake build +{module}") from None
     finally:
-        if process.returncode is None:
-            kill_group(process.pid)
-            with anyio.CancelScope(shield=True):
-                await process.wait()
-        await process.aclose()
+        await wind_down(process)
     if code != 0:
         if unknown_target(output):
             raise BrokerError(
