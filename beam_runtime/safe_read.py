@@ -213,15 +213,12 @@ def call_bounded(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S) -> 
 
 
 async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S) -> T:
-    """`call_bounded` for event loops. Under asyncio the pool thread completes a future through
-    ``call_soon_threadsafe`` (about 20 µs a call); elsewhere it writes to a pipe the task waits
-    on."""
+    """`call_bounded` for the server's asyncio loop (anyio runs on asyncio here, as the rest of
+    the server assumes): the pool thread completes a future through ``call_soon_threadsafe``,
+    about 20 µs a call."""
     import asyncio
 
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return await _call_through_pipe(fn, path, timeout)
+    loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
     job = _Job(fn, partial(loop.call_soon_threadsafe, _settle, future))
     _POOL.submit(job, path)
@@ -236,31 +233,6 @@ async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S)
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():  # not given up on (a timeout or a cancellation cancels it)
         future.set_result(None)
-
-
-async def _call_through_pipe(fn: Callable[[], T], path: str, timeout: float) -> T:
-    import anyio
-
-    wait_fd, wake_fd = os.pipe()
-    try:
-        job = _Job(fn, partial(_wake_and_close, wake_fd))
-        try:
-            _POOL.submit(job, path)
-        except BaseException:
-            os.close(wake_fd)
-            raise
-        with anyio.move_on_after(timeout):
-            await anyio.wait_readable(wait_fd)
-    finally:
-        os.close(wait_fd)
-    return job.result(path, timeout)
-
-
-def _wake_and_close(fd: int) -> None:
-    try:
-        os.write(fd, b"x")
-    finally:
-        os.close(fd)
 
 
 def read_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> bytes:
