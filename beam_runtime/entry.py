@@ -91,18 +91,18 @@ def _print_version(name: str) -> int:
     return 0
 
 
-_OOM_FIX = "free memory (or raise the process's memory limit), then retry"
-
-
 def _run_main(command: str) -> int:
     import importlib
     import json
 
+    from beam_runtime.errors import system_error
+
     module_name, function = MAINS[command].split(":")
-    # Made before anything runs: when memory is gone, building even this could fail.
-    error = {"category": "outOfMemory", "message": f"{command} ran out of memory", "fix": _OOM_FIX}
-    oom_json = (json.dumps({"error": error}) + "\n").encode()
-    oom_text = f"{command} ran out of memory\nfix: {_OOM_FIX}\n".encode()
+    # The error every command reports for a MemoryError, made before anything runs: when
+    # memory is gone, building even this could fail.
+    error = system_error(MemoryError(), command)
+    oom_json = (json.dumps(error.to_json()) + "\n").encode()
+    oom_text = (error.to_text() + "\n").encode()
     try:
         result = getattr(importlib.import_module(module_name), function)()
     except MemoryError as exc:
