@@ -168,7 +168,7 @@ class LeanSession:
             )
 
     def _start_failure(self, tail: list[str], exc: LspError) -> BrokerError:
-        violation = exc.violation if isinstance(exc, ProtocolViolation) else None
+        violation = _violation(exc)
         if any(LAKE_CONFIG_MARKER in line for line in tail):
             category, fix = "lakeConfigInvalid", "fix the lakefile, then retry"
         elif violation is not None:
@@ -245,7 +245,7 @@ class LeanSession:
             raise errors.worker_exited(
                 f"the Lean server exited during {method}: {exc}",
                 channel.stderr.snapshot(),
-                exc.violation if isinstance(exc, ProtocolViolation) else None,
+                _violation(exc),
             ) from None
 
     def _map_response_error(self, method: str, params: Any, exc: ResponseError) -> BrokerError:
@@ -460,3 +460,8 @@ class DocumentLock:
 
     async def __aexit__(self, *exc: object) -> None:
         self._lock.release()
+
+
+def _violation(exc: LspError) -> str | None:
+    """What the server wrote that is not LSP, when that is why it was stopped."""
+    return exc.violation if isinstance(exc, ProtocolViolation) else None
