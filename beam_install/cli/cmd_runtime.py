@@ -84,11 +84,13 @@ def prune_command(
             running_id=location.runtime_id if location else None,
             lock_timeout=lock_timeout,
         )
-    except (BeamError, OSError, MemoryError) as exc:
-        error = exc if isinstance(exc, BeamError) else system_error(exc, "lean-beam runtime prune")
+    except BeamError as refusal:  # decision 12: nothing on stdout
+        fail(refusal, as_json)
+    except (OSError, MemoryError) as exc:  # the system failed it: still one final object
+        failure = system_error(exc, "lean-beam runtime prune")
         if not as_json:
-            fail(error, as_json)
-        result = PruneResult.failed(root, dry_run=not apply, keep_latest=keep_latest, error=error)
+            fail(failure, as_json)
+        result = PruneResult.failed(root, dry_run=not apply, keep_latest=keep_latest, error=failure)
     if as_json:
         sys.stdout.write(json.dumps({"schema": 1, **result.to_json()}, indent=2) + "\n")
     else:

@@ -146,7 +146,7 @@ def test_refuses_a_development_identity(installed: Installed) -> None:
     env = installed.env(BEAM_NO_DELEGATE="1", BEAM_INSTALL_ROOT=str(installed.root))
     result = run([dev_command("lean-beam"), "runtime", "prune", "--yes", "--json"], env)
     assert result.code == 1
-    assert result.final_error()["category"] == "notInstalledRuntime"
+    assert result.error()["category"] == "notInstalledRuntime"
     assert present(installed) == before
 
 
@@ -164,7 +164,7 @@ def test_refuses_a_runtime_that_is_not_current(installed: Installed) -> None:
     launcher = installed.versions() / old[2] / "bin" / "lean-beam"
     result = run([str(launcher), "runtime", "prune", "--yes", "--json"], installed.env())
     assert result.code == 1
-    error = result.final_error()
+    error = result.error()
     assert error["category"] == "runtimeNotCurrent" and "bin/lean-beam" in error["fix"]
     assert present(installed) == before
 
@@ -187,7 +187,7 @@ def test_lock_timeout_names_the_holder(installed: Installed) -> None:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         result = prune(installed, "--yes", "--lock-timeout", "0.2", "--json")
         assert result.code == 1
-        error = result.final_error()
+        error = result.error()
         assert error["category"] == "lockTimeout"
         assert f"pid {holder.pid}" in error["message"] and "holder-under-test" in error["message"]
         assert present(installed) == before
