@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from urllib.parse import quote_from_bytes, unquote, urlparse
 
 from beam_runtime import canonical, safe_read
@@ -19,6 +20,8 @@ from beam_runtime.broker.errors import BrokerError, invalid_input
 
 if TYPE_CHECKING:
     from beam_runtime.broker.fingerprint import Snapshot, SourceCache
+
+T = TypeVar("T")
 
 
 class SourceFile(NamedTuple):  # immutable; cheaper to define than a frozen dataclass
@@ -86,13 +89,19 @@ def resolve_source(root: str, path: str) -> SourceFile:
     return SourceFile(root, real, display_path(root, real), path_to_uri(real))
 
 
+async def off_loop(fn: Callable[[], T], name: str) -> T:
+    """``fn()``, which touches the file or tree ``name``, off the event loop and bounded like a
+    read; one that does not finish in time is the timeout error."""
+    try:
+        return await safe_read.call_async(fn, name)
+    except safe_read.RefusedRead as exc:
+        raise _stuck(name, exc) from None
+
+
 async def resolve_source_async(root: str, path: str) -> SourceFile:
     """`resolve_source` off the event loop and bounded: resolving stats the path, which never
-    returns on a stuck mount; a resolution that does not finish in time is the timeout error."""
-    try:
-        return await safe_read.call_async(partial(resolve_source, root, path), path)
-    except safe_read.RefusedRead as exc:
-        raise _stuck(path, exc) from None
+    returns on a stuck mount."""
+    return await off_loop(partial(resolve_source, root, path), path)
 
 
 class SourceMoved(Exception):

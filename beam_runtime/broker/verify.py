@@ -12,11 +12,10 @@ answer says ``complete: false`` and carries no receipt.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 
@@ -26,15 +25,18 @@ from beam_runtime.broker import receipt as rc
 from beam_runtime.broker.cone import Graph, module_of, workspace_graph
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.lakebuild import BuildOutput, lake_build
-from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source_async
+from beam_runtime.broker.paths import (
+    SourceFile,
+    off_loop,
+    read_source_async,
+    resolve_source_async,
+)
 from beam_runtime.broker.reporting import Context
 from beam_runtime.broker.save import has_lake_workspace
 from beam_runtime.broker.scratch import ScratchRegistry
 from beam_runtime.broker.session import LeanSession
 from beam_runtime.search.scan import Declaration, declarations
 from beam_runtime.search.sources import manifest_hash, toolchain_of
-
-T = TypeVar("T")
 
 _FIRST_ERRORS = 5
 _RETRY_MS = 5000
@@ -57,28 +59,19 @@ class Plan:
         return max(0.0, self.deadline - time.monotonic())
 
 
-async def _bounded(fn: Callable[[], T], root: str) -> T:
-    """Reading the project's module graph or sources, off the loop and bounded like any read."""
-    try:
-        return await safe_read.call_async(fn, root)
-    except safe_read.RefusedRead as exc:
-        message = f"reading the sources of {root} did not finish: {exc.strerror}"
-        raise BrokerError("timeout", message, safe_read.timeout_details()) from None
-
-
 async def prepare(root: str, args: Any) -> Plan:
     deadline = time.monotonic() + args.wait_ms / 1000
     names = _paths_of(args)
     files = [await resolve_source_async(root, name) for name in names]
     for source in files:
         await read_source_async(source)
-    graph = await _bounded(partial(workspace_graph, root), root)
+    graph = await off_loop(partial(workspace_graph, root), root)
     modules = [_module(root, source, graph) for source in files]
     cone = graph.cone(modules)
-    sources = await _bounded(partial(rc.hashes, graph, cone), root)
+    sources = await off_loop(partial(rc.hashes, graph, cone), root)
     requested = sorted(args.declarations) if args.declarations is not None else None
     targets = sorted(source.display for source in files)
-    toolchain, manifest = await _bounded(lambda: (toolchain_of(root), manifest_hash(root)), root)
+    toolchain, manifest = await off_loop(lambda: (toolchain_of(root), manifest_hash(root)), root)
     subject = rc.Subject(root, targets, requested, toolchain, manifest, sources)
     check = None
     if args.receipt is not None:
@@ -209,7 +202,7 @@ async def _declarations(
     session: LeanSession, scratch: ScratchRegistry, plan: Plan, built: set[str], ctx: Context
 ) -> tuple[list[dict[str, Any]], bool]:
     requested = plan.names
-    found = await _bounded(partial(_module_declarations, plan), plan.root)
+    found = await off_loop(partial(_module_declarations, plan), plan.root)
     wanted = _assign(plan, found, requested)
     out: list[dict[str, Any]] = []
     answered = True
