@@ -25,7 +25,7 @@ from beam_mcp.backend import LeanBackend, ToolContext, create_backend
 from beam_mcp.errors import ToolError
 from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
-from beam_mcp.server import handle_line, long_lived, pollable, write_all
+from beam_mcp.stdio import handle_line, long_lived, pollable, write_all
 from beam_mcp.wire import RequestId, RpcError, id_key
 from beam_mcp.workspace import canonical_root_async
 

@@ -9,9 +9,10 @@ from anyio.abc import TaskGroup
 
 from beam_mcp.errors import ToolError
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.manager import ManagerConfig
-from beam_runtime.broker.service import Broker, BrokerConfig, PoolConfig
-from beam_runtime.broker.session import Limits
+from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.session.manager import ManagerConfig
+from beam_runtime.broker.session.session import Limits
+from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
     from beam_mcp.backend import ToolContext

@@ -18,18 +18,18 @@ calls (they get no response), flush what was already answered, exit 0.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import queue
 import select
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from beam_mcp.router import Outbox, PendingCall, Router
 from beam_mcp.settings import Settings
-from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RequestId, RpcError, decode, error_message
+from beam_mcp.stdio import handle_line, long_lived, write_all
+from beam_mcp.wire import MAX_LINE_BYTES, PARSE_ERROR, RequestId, RpcError
 
 if TYPE_CHECKING:
     from beam_mcp.aserver import AsyncServer
@@ -164,21 +164,6 @@ class LineReader:
                 self._inbox.put(lines)
 
 
-def pollable(fd: int) -> bool:
-    """Whether an event loop can wait on `fd` (pipes, sockets and terminals; not files)."""
-    try:
-        probe = select.epoll()
-    except (AttributeError, OSError):
-        return False
-    try:
-        probe.register(fd, select.EPOLLIN)
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
-
-
 class SyncOutbox:
     """Phase-1 writer: answers go straight to stdout, in order."""
 
@@ -189,41 +174,6 @@ class SyncOutbox:
         write_all(self._fd, data)
         if done is not None:
             done()
-
-
-@contextlib.contextmanager
-def long_lived() -> Iterator[None]:
-    """For building what lives as long as the server (phase 2's modules, the broker).
-
-    Imports make tens of thousands of objects that never die, and the cyclic collector walks
-    each of them a few times while they are young (several ms of a first Lean call). It pauses
-    while they are built, then they are frozen: no later collection walks them again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def handle_line(router: Router, line: bytes | RpcError) -> PendingCall | None:
-    if isinstance(line, RpcError):
-        router.outbox.send(error_message(None, line))
-        return None
-    stripped = line.strip()
-    if not stripped:
-        return None  # blank lines are ignored (decision 21)
-    return router.handle(decode(stripped))
 
 
 class Server:

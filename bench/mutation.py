@@ -61,9 +61,9 @@ GOALS = ("tests/broker/test_pure.py", "tests/lsp/test_goals.py")
 R, F, P = "beam_mcp/router.py", "beam_mcp/families.py", "beam_install/prune.py"
 C, RF = "beam_install/cleanup.py", "beam_runtime/references.py"
 IR, ID = "beam_runtime/install_root.py", "beam_runtime/identity.py"
-L, PA = "beam_runtime/leases.py", "beam_runtime/broker/paths.py"
-H, ST = "beam_runtime/broker/handles.py", "beam_install/staging.py"
-CU, G = "beam_install/current.py", "beam_runtime/broker/goals.py"
+L, PA = "beam_runtime/leases.py", "beam_runtime/broker/session/paths.py"
+H, ST = "beam_runtime/broker/speculation/handles.py", "beam_install/staging.py"
+CU, G = "beam_install/current.py", "beam_runtime/broker/queries/goals.py"
 
 MUTANTS: list[Mutant] = [
     # router

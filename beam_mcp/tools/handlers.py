@@ -122,49 +122,49 @@ async def lean_close(broker: Broker, args: Any, ctx: ToolContext) -> r.CloseResu
 
 
 async def lean_hover(broker: Broker, args: Any, ctx: ToolContext) -> r.LeanAnswer:
-    from beam_runtime.broker.queries import hover
+    from beam_runtime.broker.queries.queries import hover
 
     return await broker.run(ctx.root, args.path, hover, args, ctx, rereads=True)
 
 
 async def lean_signature_help(broker: Broker, args: Any, ctx: ToolContext) -> r.LeanAnswer:
-    from beam_runtime.broker.queries import signature_help
+    from beam_runtime.broker.queries.queries import signature_help
 
     return await broker.run(ctx.root, args.path, signature_help, args, ctx, rereads=True)
 
 
 async def lean_definition(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
-    from beam_runtime.broker.queries import definition
+    from beam_runtime.broker.queries.queries import definition
 
     return await broker.run(ctx.root, args.path, definition, args, ctx, rereads=True)
 
 
 async def lean_references(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
-    from beam_runtime.broker.queries import references
+    from beam_runtime.broker.queries.queries import references
 
     return await broker.run(ctx.root, args.path, references, args, ctx, rereads=True)
 
 
 async def lean_document_symbols(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
-    from beam_runtime.broker.queries import document_symbols
+    from beam_runtime.broker.queries.queries import document_symbols
 
     return await broker.run(ctx.root, args.path, document_symbols, args, ctx, rereads=True)
 
 
 async def lean_workspace_symbols(broker: Broker, args: Any, ctx: ToolContext) -> r.ListResult:
-    from beam_runtime.broker.queries import workspace_symbols
+    from beam_runtime.broker.queries.queries import workspace_symbols
 
     return await broker.run(ctx.root, None, workspace_symbols, args, ctx)
 
 
 async def lean_goals(broker: Broker, args: Any, ctx: ToolContext) -> r.GoalsResult:
-    from beam_runtime.broker.queries import goals
+    from beam_runtime.broker.queries.queries import goals
 
     return await broker.run(ctx.root, args.path, goals, args, ctx, rereads=True)
 
 
 async def lean_todo(broker: Broker, args: Any, ctx: ToolContext) -> r.TodoResult:
-    from beam_runtime.broker.queries import todo
+    from beam_runtime.broker.queries.queries import todo
 
     return await broker.run(ctx.root, args.path, todo, args, ctx, rereads=True)
 
@@ -172,7 +172,7 @@ async def lean_todo(broker: Broker, args: Any, ctx: ToolContext) -> r.TodoResult
 async def lean_code_action_resolve(
     broker: Broker, args: Any, ctx: ToolContext
 ) -> r.CodeActionResult:
-    from beam_runtime.broker.queries import resolve_code_action
+    from beam_runtime.broker.queries.queries import resolve_code_action
 
     return await broker.run(ctx.root, args.path, resolve_code_action, args, ctx, rereads=True)
 
@@ -218,8 +218,8 @@ async def lean_release(broker: Broker, args: Any, ctx: ToolContext) -> r.Release
 
 
 async def lean_verify(broker: Broker, args: Any, ctx: ToolContext) -> r.VerifyResult:
-    from beam_runtime.broker import verify
     from beam_runtime.broker.results import VerifyResult, shaped
+    from beam_runtime.broker.verify import verify
 
     plan = await verify.prepare(ctx.root, args)
     if plan.check is not None and plan.check.valid:  # nothing changed: no session, no build
@@ -239,7 +239,7 @@ async def lean_search(broker: Broker, args: Any, ctx: ToolContext) -> r.SearchRe
 
 
 async def lean_try(broker: Broker, args: Any, ctx: ToolContext) -> r.TryResult:
-    from beam_runtime.broker.trying import run_try
+    from beam_runtime.broker.speculation.trying import run_try
 
     async def run(session: Any, a: Any, c: Any) -> Result:
         return await run_try(broker.speculation, session, a, c)

@@ -1,10 +1,14 @@
-"""The Lean broker: sessions over the stock Lean server, documents, the sync barrier, tools.
+"""The Lean broker: Lean's language server driven for agents, grouped by concern.
 
-Layout (one concern per module):
-- ``errors``: the tool-level failure every broker operation raises.
-- ``paths``, ``text``, ``versions``: resolving files, UTF-16 positions, monotonic versions.
-- ``diagnostics``, ``progress``: normalizing Lean's publishes, readiness, document progress.
-- ``goals``, ``navigation``, ``todo``, ``save``: per-tool result shaping.
-- ``launch``, ``session``, ``documents``, ``manager``: running and owning ``lake serve``.
-- ``backend``: the seam the MCP server dispatches Lean tools through.
+Sub-packages, lowest first (``lint-imports`` holds them to this order):
+- ``session/``: the ``lake serve`` session of a workspace, its documents, diagnostics and the
+  sync barrier;
+- ``queries/``: read-only questions (hover, navigation, goals, todo items);
+- ``speculation/``: scratch documents, probes, handles and ``lean_try``;
+- ``verify/``: ``lean_verify`` from Lake's batch build, receipts, the ``lean_save`` helpers;
+- ``feedback/``: the local feedback report and its redaction.
+
+Modules on top: ``service`` (the ``Broker`` facade the MCP layer calls), ``operations`` (the
+document tools), ``standalone`` (one operation without MCP), and the shared vocabulary every
+layer uses: ``errors``, ``fixes`` and ``results``.
 """

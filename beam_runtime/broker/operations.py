@@ -6,14 +6,16 @@ from typing import Any
 
 import anyio
 
-from beam_runtime.broker import diagnostics as diag
 from beam_runtime.broker import errors
-from beam_runtime.broker.documents import OpenDocument
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.paths import SourceFile, read_source_async, resolve_source_async
-from beam_runtime.broker.recovery import incomplete_data
-from beam_runtime.broker.reporting import CallReport, Context
-from beam_runtime.broker.save import (
+from beam_runtime.broker.session import diagnostics as diag
+from beam_runtime.broker.session.documents import OpenDocument, workspace
+from beam_runtime.broker.session.paths import SourceFile, read_source_async, resolve_source_async
+from beam_runtime.broker.session.recovery import incomplete_data
+from beam_runtime.broker.session.reporting import CallReport, Context
+from beam_runtime.broker.session.session import LeanSession
+from beam_runtime.broker.session.waiting import barrier_within
+from beam_runtime.broker.verify.save import (
     artifacts,
     build_failure,
     has_lake_workspace,
@@ -21,33 +23,6 @@ from beam_runtime.broker.save import (
     source_hash,
     unknown_target,
 )
-from beam_runtime.broker.session import LeanSession
-from beam_runtime.broker.waiting import barrier_within
-
-
-def workspace(session: LeanSession) -> dict[str, Any]:
-    return {"workspace": {"root": session.root}}
-
-
-def check_version(doc: OpenDocument, expected: int | None) -> None:
-    """Decision 47: a stale ``version`` names both versions the right way round, and the fix.
-
-    ``None`` (the caller omitted ``version``) accepts the version just read from disk.
-    """
-    if expected is None or expected == doc.version:
-        return
-    name = doc.source.display
-    raise BrokerError(
-        "contentModified",
-        f"version {expected} is stale: {name} is at version {doc.version}",
-        {
-            "reason": "documentVersionMismatch",
-            "expectedVersion": expected,
-            "currentVersion": doc.version,
-            "uri": doc.uri,
-            "fix": f"call lean_sync on {name} and pass version {doc.version} (or omit version)",
-        },
-    )
 
 
 async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:
@@ -215,7 +190,7 @@ def _save_setup(session: LeanSession, source: SourceFile, sync_result: dict) -> 
 
 
 async def _lake_build(session: LeanSession, lake: str, module: str, report: CallReport) -> None:
-    from beam_runtime.broker.lakebuild import read_lines, start_build, wind_down
+    from beam_runtime.broker.verify.lakebuild import read_lines, start_build, wind_down
 
     output: list[str] = []
     limit = session.limits.barrier_s

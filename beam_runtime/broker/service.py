@@ -17,26 +17,18 @@ import anyio
 from anyio.abc import TaskGroup
 
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.manager import ManagerConfig, SessionManager
-from beam_runtime.broker.paths import read_snapshot, resolve_source_async
-from beam_runtime.broker.reporting import Context
-from beam_runtime.broker.session import LeanSession
+from beam_runtime.broker.session.manager import ManagerConfig, SessionManager
+from beam_runtime.broker.session.paths import read_snapshot, resolve_source_async
+from beam_runtime.broker.session.reporting import Context
+from beam_runtime.broker.session.session import LeanSession
+from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
     from beam_runtime.broker.results import DropResult, FeedbackResult
-    from beam_runtime.broker.speculation import Speculation
+    from beam_runtime.broker.speculation.speculation import Speculation
     from beam_runtime.search.service import SearchService
 
 Operation = Callable[[LeanSession, Any, Context], Awaitable[Any]]
-
-
-class PoolConfig(NamedTuple):  # immutable records, 60 us to define (a frozen dataclass: 0.7 ms)
-    """The scratch documents of speculative tools (``scratch.py``): how many, how long kept."""
-
-    per_document: int = 1
-    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
-    idle_s: float = 300.0
-    wait_s: float = 600.0  # bound on queueing for a scratch document
 
 
 class BrokerConfig(NamedTuple):
@@ -77,7 +69,7 @@ class Broker:
         before are adopted only now (a first Lean call does not import any of it).
         """
         if self._speculation is None:
-            from beam_runtime.broker.speculation import Speculation
+            from beam_runtime.broker.speculation.speculation import Speculation
 
             made = Speculation(self.config.scratch)
             for session in list(self._unadopted):
@@ -134,7 +126,7 @@ class Broker:
         return result
 
     async def feedback(self, args: Any, root: str, ctx: Context) -> FeedbackResult:
-        from beam_runtime.broker.feedback import feedback_report
+        from beam_runtime.broker.feedback.feedback import feedback_report
         from beam_runtime.broker.results import FeedbackResult, shaped
 
         return shaped(FeedbackResult, await feedback_report(args, root, self._manager(), ctx))

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.manager import ManagerConfig
-from beam_runtime.broker.service import Broker, BrokerConfig, PoolConfig
-from beam_runtime.broker.session import Limits
+from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.session.manager import ManagerConfig
+from beam_runtime.broker.session.session import Limits
+from beam_runtime.broker.speculation.pool import PoolConfig
 
 
 @dataclass
@@ -104,7 +105,8 @@ async def run_once(broker_config: BrokerConfig, root: str, tool: str, call: Call
 
 
 def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, Any]]]:
-    from beam_runtime.broker import operations, queries
+    from beam_runtime.broker import operations
+    from beam_runtime.broker.queries import queries
 
     async def sync(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
         return await operations.sync(
@@ -115,7 +117,7 @@ def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, A
         return await broker.speculation.run_at(session, call, ctx, keep=False)
 
     async def verify(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
-        from beam_runtime.broker import verify as verifying
+        from beam_runtime.broker.verify import verify as verifying
 
         plan = await verifying.prepare(session.root, call)
         if plan.check is not None and plan.check.valid:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from beam_runtime.broker.fingerprint import SourceCache
+from beam_runtime.broker.session.fingerprint import SourceCache
 from tests.broker.fake import fake_server, ok, request_log, workspace
 from tests.mcp.helpers import Server
 

@@ -52,12 +52,12 @@ def test_lean_does_not_inherit_the_plugin_switch(servers: list[Server], project:
 FIRST_CALL_MODULES = (
     "beam_mcp.aserver",
     "beam_mcp.lean",
-    "beam_runtime.broker.queries",
+    "beam_runtime.broker.queries.queries",
     "beam_runtime.broker.operations",
 )
 NOT_ON_A_FIRST_CALL = (
     "hashlib",  # digests: scratch documents and lean_save
-    "beam_runtime.broker.header",  # the import header: verify, recovery plans, freshness
+    "beam_runtime.broker.session.header",  # the import header: verify, recovery plans, freshness
     "beam_runtime.search.scan",  # the header's comment scanner, and search
     "anyio.streams.buffered",  # the LSP frame reader off asyncio
     "pydantic",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from beam_runtime.broker import header
-from beam_runtime.broker.cone import workspace_graph
-from beam_runtime.broker.paths import resolve_source
-from beam_runtime.broker.recovery import incomplete_data
+from beam_runtime.broker.session import header
+from beam_runtime.broker.session.paths import resolve_source
+from beam_runtime.broker.session.recovery import incomplete_data
+from beam_runtime.broker.verify.cone import workspace_graph
 from tests.support.projects import lean_project
 
 CASES = [

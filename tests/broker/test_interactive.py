@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from beam_runtime.broker.interactive import flatten, references, structured_goals
+from beam_runtime.broker.queries.interactive import flatten, references, structured_goals
 
 
 def tag(ref: str, inner: dict, pos: str = "/0") -> dict:

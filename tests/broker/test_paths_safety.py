@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.session.paths import resolve_source
 
 
 @pytest.fixture

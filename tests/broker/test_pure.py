@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from beam_runtime.broker import diagnostics as diag
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.goals import after_position, parse_goal
-from beam_runtime.broker.header import imports as header_imports
-from beam_runtime.broker.navigation import normalize_locations
-from beam_runtime.broker.paths import read_source, resolve_source
-from beam_runtime.broker.progress import DocumentProgress
-from beam_runtime.broker.recovery import incomplete_data
-from beam_runtime.broker.save import artifacts, module_name, source_hash
-from beam_runtime.broker.text import DocumentText
-from beam_runtime.broker.todo import diagnostic_items
-from beam_runtime.broker.versions import VersionStore
+from beam_runtime.broker.queries.goals import after_position, parse_goal
+from beam_runtime.broker.queries.navigation import normalize_locations
+from beam_runtime.broker.queries.todo import diagnostic_items
+from beam_runtime.broker.session import diagnostics as diag
+from beam_runtime.broker.session.header import imports as header_imports
+from beam_runtime.broker.session.paths import read_source, resolve_source
+from beam_runtime.broker.session.progress import DocumentProgress
+from beam_runtime.broker.session.recovery import incomplete_data
+from beam_runtime.broker.session.text import DocumentText
+from beam_runtime.broker.session.versions import VersionStore
+from beam_runtime.broker.verify.save import artifacts, module_name, source_hash
 from tests.support.projects import lean_project
 
 

@@ -17,15 +17,15 @@ from typing import Any
 import anyio
 import pytest
 
-from beam_runtime.broker import diagnostics as diag
-from beam_runtime.broker.documents import OpenDocument
-from beam_runtime.broker.goals import parse_goal, parse_plain_goal
-from beam_runtime.broker.launch import LaunchSpec
-from beam_runtime.broker.navigation import normalize_locations
-from beam_runtime.broker.paths import SourceFile, resolve_source
-from beam_runtime.broker.rpc import goals_at
-from beam_runtime.broker.session import LeanSession, Limits
-from beam_runtime.broker.versions import VersionStore
+from beam_runtime.broker.queries.goals import parse_goal, parse_plain_goal
+from beam_runtime.broker.queries.navigation import normalize_locations
+from beam_runtime.broker.queries.rpc import goals_at
+from beam_runtime.broker.session import diagnostics as diag
+from beam_runtime.broker.session.documents import OpenDocument
+from beam_runtime.broker.session.launch import LaunchSpec
+from beam_runtime.broker.session.paths import SourceFile, resolve_source
+from beam_runtime.broker.session.session import LeanSession, Limits
+from beam_runtime.broker.session.versions import VersionStore
 from beam_runtime.lsp.client import LspClient
 from tests.broker.replay_lean import capture_frames, read_values, request_answer_pairs
 from tests.fake_lean import layout

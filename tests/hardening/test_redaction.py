@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from beam_runtime.broker.redact import MARK, redact, redact_value
+from beam_runtime.broker.feedback.redact import MARK, redact, redact_value
 from tests.broker.conftest import start
 from tests.mcp.helpers import Server, call, structured
 

@@ -11,7 +11,7 @@ from beam_mcp.errors import ToolError
 from beam_mcp.workspace import canonical_root
 from beam_runtime import canonical
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.paths import resolve_source
+from beam_runtime.broker.session.paths import resolve_source
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from beam_runtime.broker.trying import try_this_texts
+from beam_runtime.broker.speculation.trying import try_this_texts
 from tests.broker.fake import request_log, until
 from tests.mcp.helpers import Server, call, structured
 from tests.speculative.helpers import HANDLE_ID, Probe, fake_server
