@@ -10,14 +10,18 @@ catches `anyio.get_cancelled_exc_class()`, does so in a shielded scope and re-ra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from beam_mcp.errors import ToolError
 
 if TYPE_CHECKING:
     from beam_mcp.progress import Reporter
     from beam_mcp.settings import Settings
+    from beam_mcp.tools.admit import Arguments
     from beam_mcp.tools.catalog import ToolSpec
+    from beam_mcp.tools.models import Closed
+
+    ToolInput: TypeAlias = Arguments | Closed  # a validated input: admitted, or the model
 
 
 class ToolContext:
@@ -50,7 +54,7 @@ class ToolContext:
 
 
 class LeanBackend(Protocol):
-    async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, spec: ToolSpec, arguments: ToolInput, ctx: ToolContext) -> dict[str, Any]:
         """Runs one workspace-bound tool (every catalog row that is not `process`).
 
         `arguments` is the validated input (`tools.admit.Arguments` or the pydantic model).

@@ -15,7 +15,7 @@ from beam_runtime.broker.session.session import Limits
 from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
-    from beam_mcp.backend import ToolContext
+    from beam_mcp.backend import ToolContext, ToolInput
     from beam_mcp.settings import Settings
     from beam_mcp.tools.catalog import ToolSpec
 
@@ -59,7 +59,7 @@ class BrokerBackend:
     def attach(self, group: TaskGroup) -> None:
         self.broker.attach(group)
 
-    async def call(self, spec: ToolSpec, arguments: Any, ctx: ToolContext) -> dict[str, Any]:
+    async def call(self, spec: ToolSpec, arguments: ToolInput, ctx: ToolContext) -> dict[str, Any]:
         if getattr(arguments, "wait_ms", 0) is None:  # omitted: the server's default
             arguments = arguments.model_copy(update={"wait_ms": self.wait_ms})
         try:

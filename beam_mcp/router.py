@@ -44,6 +44,8 @@ from beam_mcp.wire import (
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+    from beam_mcp.backend import ToolInput
+
 SERVER_NAME = "lean-beam-mcp"
 INSTRUCTIONS = (
     "Every workspace-bound tool call names its Lean project explicitly in "
@@ -90,7 +92,7 @@ class PendingCall:
 
     request_id: RequestId
     spec: ToolSpec
-    arguments: Any  # the validated input: an `Arguments` or the pydantic model
+    arguments: ToolInput  # the validated input: an `Arguments` or the pydantic model
     root: str  # as given until the call runs, then canonical (`Calls.execute`)
     token: str | int | None
     modern: bool

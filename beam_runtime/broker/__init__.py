@@ -10,5 +10,6 @@ Sub-packages, lowest first (``lint-imports`` holds them to this order):
 
 Modules on top: ``service`` (the ``Broker`` facade the MCP layer calls), ``operations`` (the
 document tools), ``standalone`` (one operation without MCP), and the shared vocabulary every
-layer uses: ``errors``, ``fixes`` and ``results``.
+layer uses: ``errors``, ``fixes``, ``results`` and ``arguments`` (what operations read of
+their arguments).
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -24,11 +24,13 @@ from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import FeedbackArgs
     from beam_runtime.broker.results import DropResult, FeedbackResult
     from beam_runtime.broker.speculation.speculation import Speculation
     from beam_runtime.search.service import SearchService
 
-Operation = Callable[[LeanSession, Any, Context], Awaitable[Any]]
+A = TypeVar("A")  # the arguments an operation reads, handed through by ``run``
+Operation = Callable[[LeanSession, A, Context], Awaitable[Any]]
 
 
 class BrokerConfig(NamedTuple):
@@ -95,8 +97,8 @@ class Broker:
         self,
         root: str,
         path: str | None,
-        operation: Operation,
-        args: Any,
+        operation: Operation[A],
+        args: A,
         ctx: Context,
         *,
         rereads: bool = False,
@@ -125,7 +127,7 @@ class Broker:
             result["reason"] = "notFound"
         return result
 
-    async def feedback(self, args: Any, root: str, ctx: Context) -> FeedbackResult:
+    async def feedback(self, args: FeedbackArgs, root: str, ctx: Context) -> FeedbackResult:
         from beam_runtime.broker.feedback.feedback import feedback_report
         from beam_runtime.broker.results import FeedbackResult, shaped
 

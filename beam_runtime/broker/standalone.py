@@ -8,15 +8,18 @@ speculation tools), with the same arguments as attributes and the same results a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.service import Broker, BrokerConfig
+from beam_runtime.broker.service import Broker, BrokerConfig, Operation
 from beam_runtime.broker.session.manager import ManagerConfig
 from beam_runtime.broker.session.session import Limits
 from beam_runtime.broker.speculation.pool import PoolConfig
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.session.reporting import Context
+    from beam_runtime.broker.session.session import LeanSession
 
 
 @dataclass
@@ -104,19 +107,19 @@ async def run_once(broker_config: BrokerConfig, root: str, tool: str, call: Call
     return result
 
 
-def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, Any]]]:
+def _operation(tool: str, broker: Broker) -> Operation[Call]:
     from beam_runtime.broker import operations
     from beam_runtime.broker.queries import queries
 
-    async def sync(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+    async def sync(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
         return await operations.sync(
             session, call.path, ctx, scope=call.diagnostic_scope, items=True, wait_ms=call.wait_ms
         )
 
-    async def run_at(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+    async def run_at(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
         return await broker.speculation.run_at(session, call, ctx, keep=False)
 
-    async def verify(session: Any, call: Call, ctx: Any) -> dict[str, Any]:
+    async def verify(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
         from beam_runtime.broker.verify import verify as verifying
 
         plan = await verifying.prepare(session.root, call)
@@ -124,7 +127,7 @@ def _operation(tool: str, broker: Broker) -> Callable[..., Awaitable[dict[str, A
             return dict(verifying.from_receipt(plan))
         return dict(await verifying.verify(session, broker.speculation.scratch, plan, ctx))
 
-    found: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {
+    found: dict[str, Operation[Call]] = {
         "lean_sync": sync,
         "lean_goals": queries.goals,
         "lean_hover": queries.hover,

@@ -72,6 +72,19 @@ def test_committed_schema_matches_the_models() -> None:
     assert committed == generate.render(), "run: python -m beam_mcp.tools.generate"
 
 
+def test_each_workspace_handler_is_typed_with_its_catalog_model() -> None:
+    """Through these annotations mypy checks each input model against the argument protocols
+    of the broker operation it reaches (``beam_runtime/broker/arguments.py``)."""
+    from beam_mcp.tools.catalog import TOOLS
+
+    wrong = [
+        (spec.name, spec.model, spec.handler.__annotations__.get("args"))
+        for spec in TOOLS
+        if not spec.process and spec.handler.__annotations__.get("args") != f"m.{spec.model}"
+    ]
+    assert wrong == []
+
+
 def listed(server: Server) -> list[dict]:
     tools: list[dict] = server.ask(modern(1, "tools/list"))["result"]["tools"]
     return tools

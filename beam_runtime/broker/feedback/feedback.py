@@ -16,13 +16,16 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_runtime import safe_read
 from beam_runtime.broker.feedback.redact import redact_value
 from beam_runtime.broker.session.manager import SessionManager
 from beam_runtime.broker.session.reporting import Context
 from beam_runtime.version import VERSION
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import FeedbackArgs
 
 SCHEMA = "beam.feedback.report-card.v1"
 _SECTIONS = (
@@ -63,7 +66,7 @@ async def _toolchain(root: str) -> str | None:
     return data.decode("utf-8", "replace").strip()
 
 
-def _fields(args: Any) -> dict[str, Any]:
+def _fields(args: FeedbackArgs) -> dict[str, Any]:
     """Everything the caller wrote, as plain data (redacted as a whole before any rendering)."""
     return {
         "title": args.title,
@@ -104,7 +107,7 @@ def _markdown(fields: dict[str, Any], collected: dict[str, Any] | None) -> str:
 
 
 async def feedback_report(
-    args: Any, root: str, manager: SessionManager, ctx: Context
+    args: FeedbackArgs, root: str, manager: SessionManager, ctx: Context
 ) -> dict[str, Any]:
     confidential = bool(args.confidential)
     if confidential:

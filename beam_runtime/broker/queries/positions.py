@@ -10,10 +10,13 @@ range). Declarations are found in the text: top-level declaration keywords under
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from beam_runtime.broker.errors import BrokerError, invalid_input
 from beam_runtime.broker.session.text import DocumentText, utf16_len
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import PositionForm
 
 _SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 _TOP_LEVEL = re.compile(r"^\S")
@@ -33,7 +36,7 @@ class Declaration(NamedTuple):  # immutable; cheaper to define than a frozen dat
     stop: int  # 0-based line of the next top-level line (exclusive end)
 
 
-def resolve(text: DocumentText, args: Any) -> tuple[int, int]:
+def resolve(text: DocumentText, args: PositionForm) -> tuple[int, int]:
     """The checked 0-based (line, character) the arguments name."""
     forms = [form for form in (LINE_FORM, MATCH_FORM, SORRY_FORM) if _given(args, form)]
     if len(forms) != 1:
@@ -60,15 +63,15 @@ def echo(line: int, character: int) -> dict[str, int]:
     return {"line": line, "character": character}
 
 
-def _get(args: Any, name: str) -> Any:
+def _get(args: PositionForm, name: str) -> Any:
     return getattr(args, name, None)
 
 
-def _given(args: Any, form: tuple[str, ...]) -> bool:
+def _given(args: PositionForm, form: tuple[str, ...]) -> bool:
     return any(_get(args, name) is not None for name in form)
 
 
-def _required(args: Any, name: str) -> Any:
+def _required(args: PositionForm, name: str) -> Any:
     value = _get(args, name)
     if value is None:
         partner = {

@@ -7,7 +7,7 @@ limit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_runtime.broker import errors
 from beam_runtime.broker.errors import BrokerError
@@ -20,6 +20,18 @@ from beam_runtime.broker.session.session import DocumentLock, LeanSession
 from beam_runtime.broker.session.text import DocumentText, utf16_len
 from beam_runtime.broker.session.waiting import barrier_within
 from beam_runtime.lsp import messages
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import (
+        CodeActionArgs,
+        DocumentArgs,
+        GoalsArgs,
+        LeanArgs,
+        PositionArgs,
+        ReferencesArgs,
+        TodoArgs,
+        WorkspaceSymbolsArgs,
+    )
 
 MOVES = 4  # re-resolutions a query accepts before it gives up on a name that keeps moving
 
@@ -82,7 +94,7 @@ async def ask(session: LeanSession, method: str, params: Any, wait_ms: int | Non
     return await session.request(method, params, phase="navigation", timeout_s=limit)
 
 
-def _wait(args: Any) -> int | None:
+def _wait(args: LeanArgs) -> int | None:
     return getattr(args, "wait_ms", None)
 
 
@@ -92,7 +104,11 @@ def _echo(doc: OpenDocument, line: int, character: int) -> dict[str, Any]:
 
 
 async def _at_position(
-    session: LeanSession, method: str, args: Any, ctx: Context, extra: dict[str, Any] | None = None
+    session: LeanSession,
+    method: str,
+    args: PositionArgs,
+    ctx: Context,
+    extra: dict[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         line, character = resolve(doc.text, args)
@@ -115,27 +131,29 @@ def _locations(session: LeanSession, found: tuple[Any, dict[str, Any]]) -> dict[
     return {**workspace(session), "result": result, **echoed}
 
 
-async def hover(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def hover(session: LeanSession, args: PositionArgs, ctx: Context) -> dict[str, Any]:
     return _merged(session, await _at_position(session, "textDocument/hover", args, ctx))
 
 
-async def signature_help(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def signature_help(session: LeanSession, args: PositionArgs, ctx: Context) -> dict[str, Any]:
     answer = await _at_position(session, "textDocument/signatureHelp", args, ctx)
     return _merged(session, answer)
 
 
-async def definition(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def definition(session: LeanSession, args: PositionArgs, ctx: Context) -> dict[str, Any]:
     answer = await _at_position(session, "textDocument/definition", args, ctx)
     return _locations(session, answer)
 
 
-async def references(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def references(session: LeanSession, args: ReferencesArgs, ctx: Context) -> dict[str, Any]:
     extra = {"context": {"includeDeclaration": args.include_declaration}}
     answer = await _at_position(session, "textDocument/references", args, ctx, extra)
     return _locations(session, answer)
 
 
-async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def document_symbols(
+    session: LeanSession, args: DocumentArgs, ctx: Context
+) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         params = {"textDocument": {"uri": doc.uri}}
         answer = await ask(session, "textDocument/documentSymbol", params, _wait(args))
@@ -144,14 +162,16 @@ async def document_symbols(session: LeanSession, args: Any, ctx: Context) -> dic
     return {**workspace(session), "version": version, "result": result}
 
 
-async def workspace_symbols(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def workspace_symbols(
+    session: LeanSession, args: WorkspaceSymbolsArgs, ctx: Context
+) -> dict[str, Any]:
     CallReport(ctx, None).preparing()
     answer = await ask(session, "workspace/symbol", {"query": args.query}, _wait(args))
     result = navigation.normalize_workspace_symbols(answer, session.root, session.is_scratch_uri)
     return {**workspace(session), "result": result}
 
 
-async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def goals(session: LeanSession, args: GoalsArgs, ctx: Context) -> dict[str, Any]:
     """``lean_goals`` (decision 44): over RPC when Lean offers it, else from ``plainGoal``."""
     from beam_runtime.broker.queries.goals import after_position
     from beam_runtime.broker.queries.rpc import goals_at
@@ -185,7 +205,7 @@ async def goals(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]
     }
 
 
-async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def todo(session: LeanSession, args: TodoArgs, ctx: Context) -> dict[str, Any]:
     from beam_runtime.broker.queries.todo import KINDS, code_action_items, diagnostic_items
 
     wanted = set(args.kinds) or set(KINDS)
@@ -219,7 +239,7 @@ async def todo(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
     return {**workspace(session), "version": version, "range": span, "items": chosen}
 
 
-def _todo_range(text: DocumentText, args: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+def _todo_range(text: DocumentText, args: TodoArgs) -> tuple[tuple[int, int], tuple[int, int]]:
     """The range asked for; an omitted end line is the last line, an omitted end character
     the end of the end line."""
     start = (args.start_line, args.start_character)
@@ -239,7 +259,9 @@ def _meets(diagnostic: dict[str, Any], start: tuple[int, int], end: tuple[int, i
     return overlaps(full_range(diagnostic), start, end)
 
 
-async def resolve_code_action(session: LeanSession, args: Any, ctx: Context) -> dict[str, Any]:
+async def resolve_code_action(
+    session: LeanSession, args: CodeActionArgs, ctx: Context
+) -> dict[str, Any]:
     async with CheckedDocument(session, args.path, args.version, ctx) as doc:
         action = dict(args.code_action)
         try:

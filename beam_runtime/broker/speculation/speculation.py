@@ -11,7 +11,7 @@ pool size. Nothing here writes to disk or changes the real document or its versi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from beam_runtime.broker.queries.positions import echo, resolve
 from beam_runtime.broker.queries.rpc import goals_at
@@ -25,6 +25,9 @@ from beam_runtime.broker.speculation.handles import HandleRecord, HandleStore, n
 from beam_runtime.broker.speculation.pool import PoolConfig
 from beam_runtime.broker.speculation.scratch import ScratchRegistry
 from beam_runtime.lsp import messages
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import HandleArgs, LeanArgs, RunAtArgs, RunWithArgs
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ class Speculation:
 
     # -- tools -----------------------------------------------------------------------------
 
-    async def run_at(self, session: LeanSession, args: Any, ctx: Context, *, keep: bool) -> dict:
+    async def run_at(
+        self, session: LeanSession, args: RunAtArgs, ctx: Context, *, keep: bool
+    ) -> dict:
         source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
@@ -76,7 +81,7 @@ class Speculation:
         return {**workspace(session), **echoed, **result}
 
     async def run_with(
-        self, session: LeanSession, args: Any, ctx: Context, *, linear: bool
+        self, session: LeanSession, args: RunWithArgs, ctx: Context, *, linear: bool
     ) -> dict:
         source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
@@ -99,7 +104,7 @@ class Speculation:
             result["next_handle"] = record.to_json()
         return {**workspace(session), **result}
 
-    async def release(self, session: LeanSession, args: Any, ctx: Context) -> dict:
+    async def release(self, session: LeanSession, args: HandleArgs, ctx: Context) -> dict:
         source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
@@ -110,7 +115,7 @@ class Speculation:
     # -- steps -----------------------------------------------------------------------------
 
     async def _snapshot(
-        self, session: LeanSession, source: SourceFile, args: Any, report: CallReport
+        self, session: LeanSession, source: SourceFile, args: RunAtArgs, report: CallReport
     ) -> Snapshot:
         async with session.document_lock(source):
             doc, _ = await session.sync_text(source)
@@ -211,7 +216,7 @@ class Speculation:
         return result, record
 
 
-def _bounded(limit_s: float, args: Any) -> float:
+def _bounded(limit_s: float, args: LeanArgs) -> float:
     """The session's limit, or the caller's ``wait_ms`` when that is shorter (decision 45)."""
     wait_ms = getattr(args, "wait_ms", None)
     return limit_s if wait_ms is None else min(limit_s, wait_ms / 1000)

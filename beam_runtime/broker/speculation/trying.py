@@ -36,6 +36,7 @@ from beam_runtime.broker.speculation import freshness, probes
 from beam_runtime.lsp import messages
 
 if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import PositionForm, TryArgs
     from beam_runtime.broker.speculation.handles import HandleRecord
     from beam_runtime.broker.speculation.speculation import Snapshot, Speculation
 
@@ -78,14 +79,14 @@ class Trial:
                 scope.cancel()
 
 
-def resolve_position(text: DocumentText, position: Any) -> tuple[int, int]:
+def resolve_position(text: DocumentText, position: PositionForm) -> tuple[int, int]:
     """(line, character) of one ``positions`` item, in any form of decision 46."""
     from beam_runtime.broker.queries.positions import resolve
 
     return resolve(text, position)
 
 
-async def run_try(spec: Speculation, session: LeanSession, args: Any, ctx: Context) -> dict:
+async def run_try(spec: Speculation, session: LeanSession, args: TryArgs, ctx: Context) -> dict:
     source = await resolve_source_async(session.root, args.path)
     report = CallReport(ctx, source.display)
     report.preparing()
@@ -115,7 +116,7 @@ async def run_try(spec: Speculation, session: LeanSession, args: Any, ctx: Conte
     }
 
 
-def _tactics(args: Any) -> list[str]:
+def _tactics(args: TryArgs) -> list[str]:
     tactics = list(args.tactics)
     if not tactics and not args.suggest:
         raise BrokerError(
@@ -140,7 +141,7 @@ def _search_tactics(header: str) -> list[str]:
 
 
 async def _snapshots(
-    session: LeanSession, source: SourceFile, args: Any, report: CallReport
+    session: LeanSession, source: SourceFile, args: TryArgs, report: CallReport
 ) -> tuple[int, list[Snapshot], str]:
     """The document's version, one tactic snapshot per position, and the document's header."""
     from beam_runtime.broker.speculation.speculation import Snapshot

@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -38,6 +38,9 @@ from beam_runtime.broker.verify.lakebuild import BuildOutput, lake_build
 from beam_runtime.broker.verify.save import has_lake_workspace
 from beam_runtime.search.scan import Declaration, declarations
 from beam_runtime.search.sources import manifest_hash, toolchain_of
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.arguments import VerifyArgs
 
 _FIRST_ERRORS = 5
 _RETRY_MS = 5000
@@ -72,7 +75,7 @@ class Plan:
         return max(0.0, self.deadline - time.monotonic())
 
 
-async def prepare(root: str, args: Any) -> Plan:
+async def prepare(root: str, args: VerifyArgs) -> Plan:
     deadline = time.monotonic() + args.wait_ms / 1000
     names = _paths_of(args)
     files = [await resolve_source_async(root, name) for name in names]
@@ -93,14 +96,17 @@ async def prepare(root: str, args: Any) -> Plan:
     return Plan(root, files, modules, graph, cone, subject, check, args.receipt, order, deadline)
 
 
-def _paths_of(args: Any) -> list[str]:
-    if (args.path is None) == (args.paths is None) or args.paths == []:
-        raise BrokerError(
-            "invalidInput",
-            "lean_verify needs exactly one of path and paths (a non-empty list)",
-            {"reason": "pathOrPaths", "fix": "pass path for one file or paths for several"},
-        )
-    return [args.path] if args.path is not None else list(dict.fromkeys(args.paths))
+def _paths_of(args: VerifyArgs) -> list[str]:
+    path, paths = args.path, args.paths
+    if path is not None and paths is None:
+        return [path]
+    if path is None and paths:
+        return list(dict.fromkeys(paths))
+    raise BrokerError(
+        "invalidInput",
+        "lean_verify needs exactly one of path and paths (a non-empty list)",
+        {"reason": "pathOrPaths", "fix": "pass path for one file or paths for several"},
+    )
 
 
 def _module(root: str, source: SourceFile, graph: Graph) -> str:
