@@ -18,32 +18,119 @@ PACKAGES = ("beam_install", "beam_mcp", "beam_runtime")
 INTRO = """\
 # Architecture
 
-lean-beam is three Python packages with one-way imports (decision 43). Each module owns one
-named concern, stated in its docstring; this page is generated from those docstrings by
-`scripts/architecture.py` (a test fails when it is stale).
+lean-beam is three Python packages whose imports go one way. Each module owns one named concern,
+stated in its docstring; this page is generated from those docstrings by
+`scripts/architecture.py` (a test fails when it is stale). It opens with the package map and
+the walk of one tool call through it; the module tables follow.
 
-## Layers
+## Package map
 
 ```
- beam_install              beam_mcp
- (writes the root and      (speaks MCP: server, router,
-  client configs; the       tool catalog and handlers,
-  lean-beam command)        the broker adapter)
-        |                        |
-        +-----------+------------+      neither imports the other
-                    v
-              beam_runtime
- (reads the root, identity, toolchain, resolver, LSP client, broker)
+ beam_install                           beam_mcp
+ (writes the install root and           (speaks MCP: stdio server, router, tool catalog,
+  client configs; `lean-beam`)           admission, handlers, the broker adapter)
+        |                                      |
+        +------------------+-------------------+    neither imports the other
+                           v
+                      beam_runtime
+ (reads the install root; identity, toolchain, `search/`, the LSP client `lsp/`, `broker/`)
+
+ beam_runtime/broker, top to bottom: a layer imports only the layers below it, and the
+ modules one `|` separates never import each other
+   standalone                              one operation without MCP (`lean-beam lean ...`)
+   service                                 the `Broker` facade that beam_mcp calls
+   operations | feedback                   the document tools | `beam_feedback_report`
+   speculation | verify                    scratch probes, handles, `lean_try` | `lean_verify`
+   queries                                 hover, navigation, goals, todo items
+   session                                 one `lake serve` per workspace, its documents
+   errors | fixes | results | arguments    what every layer shares
 ```
 
 - `beam_runtime` imports neither `beam_install` nor `beam_mcp`; `beam_runtime.broker` and
   `beam_runtime.lsp` import nothing of MCP (neither `beam_mcp` nor the `mcp` SDK).
 - `beam_install` and `beam_mcp` import `beam_runtime` and never each other.
+- Inside the broker, `verify` imports neither `speculation` nor `queries`: the scratch documents
+  it asks Lean through are handed in by `service`. Below the broker's layers sit
+  `beam_runtime.lsp` (driven by `session`) and `beam_runtime.search` (`lean_search`, and the
+  declaration scan `verify` uses).
 - No product module imports test code. Product modules are loaded by name only by the console
   scripts (`beam_runtime/entry.py`, `MAINS`) and a runtime's launcher (`beam_runtime/launcher.py`);
   `--backend` loads a file or module the user names (the tests' fault-injection backend).
-- `scripts/check` (run by `scripts/test`) enforces the first three with `lint-imports`; the
-  contracts are `[tool.importlinter]` in `pyproject.toml`.
+- `scripts/check` (run by `scripts/test`) enforces these rules with `lint-imports`; the contracts
+  are `[tool.importlinter]` in `pyproject.toml`, and they count imports under `TYPE_CHECKING`
+  too. `tests/test_import_cycles.py` finds import circles, function-level imports included.
+
+## One call, end to end: `lean_goals`
+
+An MCP client writes one `tools/call` line for `lean_goals` on the server's stdin. It is the first
+call, so no Lean is running yet. In order, through these modules:
+
+1. `beam_mcp/main.py`: `lean-beam-mcp` (or `python -m beam_mcp`) turns flags and `LEAN_BEAM_MCP_*`
+   into `Settings` (`settings.py`) and runs `server.Server`.
+2. `beam_mcp/server.py`, phase 1 (no anyio, asyncio or pydantic loaded): the `LineReader` thread
+   reads stdin, `LineSplitter` cuts it into lines and the `Inbox` hands them to the main thread,
+   which passes each to `stdio.handle_line`: `wire.decode`, then `router.Router.handle`.
+3. `beam_mcp/router.py`: `families.py` tells the protocol family (modern requests carry the protocol
+   in `_meta`, legacy ones follow `initialize`); `_call` finds the tool's row in `tools/catalog.py`;
+   `validate_arguments` asks `tools/admit.py`, which checks the arguments against `schema.json`
+   (`beam_runtime/schema_check.py`) and builds an `Arguments` object from `fields.json` (arguments
+   the schema rejects go to the pydantic model in `tools/models.py`, which words the error);
+   `workspace.check_root_text` checks the root as text. The router returns a `PendingCall`.
+4. `beam_mcp/aserver.py`, phase 2: a `PendingCall` ends phase 1; `Server.run` imports `aserver`
+   (under `stdio.long_lived`) and `run_async` starts anyio. `AsyncServer.pump` takes stdin over from
+   the thread when the loop can wait on it, `admit` makes a `Flight`, and a `Workers` task runs
+   `run_call`, then `execute`: the root is canonicalized off the loop
+   (`workspace.canonical_root_async` through `beam_runtime/safe_read.py`), a `backend.ToolContext`
+   wraps the call's `progress.Reporter`, and the backend is made on first use
+   (`backend.create_backend`).
+5. `beam_mcp/lean.py`: `BrokerBackend` builds the `Broker` from the settings and hands it the
+   server's task group; its `call` fills the default `wait_ms` and runs the row's handler.
+6. `beam_mcp/tools/handlers.py`: `lean_goals` imports `queries.queries.goals` and calls
+   `Broker.run(root, path, goals, args, ctx, rereads=True)`.
+7. `beam_runtime/broker/service.py`: with no live session, `Broker.run` resolves and reads the file
+   first (`session/paths.py`: `resolve_source_async`, `read_snapshot` into the
+   `session/fingerprint.py` cache), so a bad path fails before Lean starts; then
+   `session/manager.py` `SessionManager.use(root)` makes the workspace's session:
+   `session/launch.py` resolves the command, `session/session.py` `LeanSession.start` opens
+   `lsp/client.py` `LspClient.open_in` (the process from `lsp/process.py`) and sends `initialize`.
+8. `beam_runtime/broker/queries/queries.py`: `goals` enters `CheckedDocument`: a
+   `session/reporting.py` `CallReport` for what the client is told, the document lock,
+   `LeanSession.sync_text` (re-reads the file and opens or changes it in Lean through
+   `lsp/messages.py`), `session/documents.py` `check_version`, and the report listening for the
+   file's progress and diagnostics. `queries/positions.py` turns the position form into a line and
+   character (`queries/goals.py` `after_position` for `mode: after`).
+9. `beam_runtime/broker/queries/rpc.py`: `goals_at` connects an RPC session for the document
+   (`$/lean/rpc/connect`) and asks `Lean.Widget.getInteractiveGoals` (`$/lean/rpc/call`). When Lean
+   offers no RPC, or the RPC call fails for another reason than a closed or changed file, it asks
+   `$/lean/plainGoal` instead.
+10. `beam_runtime/broker/session/session.py`: `LeanSession.request` (Lean's failures and timeouts
+    become `BrokerError`s of `broker/errors.py`), then `lsp/client.py` `LspClient.request`,
+    `lsp/framing.py` `encode_message`, and `lsp/process.py` writes the frame to the stdin of
+    `lake serve`.
+
+The way back:
+
+11. `lsp/client.py` reads the server's stdout (in a loop callback on asyncio, through
+    `framing.FrameBuffer`); `_dispatch` wakes the waiting request. Notifications go to
+    `LeanSession._on_notification`, the `OpenDocument` (`session/documents.py`) and the
+    `CallReport`, which calls `ToolContext.progress`: while the call runs, the `progress.Reporter`
+    queues a `notifications/progress` on the outbox (when the call has a progress token).
+12. `queries/interactive.py` turns the RPC answer into structured goals (a `plainGoal` answer goes
+    through `queries/goals.py` `parse_plain_goal`), and `queries/rpc.py` releases the answer's
+    references. `goals` returns the result, whose shape of record is `results.GoalsResult`; the
+    document lock and the session are released.
+13. `beam_mcp/lean.py`: a `BrokerError` becomes a `beam_mcp/errors.py` `ToolError`, whose `data.fix`
+    comes from `broker/fixes.py` when no layer below set one.
+14. `beam_mcp/aserver.py` `execute`: when the call sent notifications, the answer waits until they
+    are written and read (`AsyncOutbox.drained`, `delivered`); then `router.Router.finish_call`
+    records `stats.py`, and `wire.tool_result_message` encodes the result, cutting a body over
+    `--result-bytes` with `budget.py`.
+15. The outbox (`Server.send`, then `aserver.AsyncOutbox.send`) writes the line to stdout at once
+    (`stdio.write_all`) when the writer task is idle and the write cannot block, else queues it for
+    the `writer` task.
+
+A later call skips the start-up: its line is read on the event loop itself (when stdin is a pipe,
+socket or terminal), the session is live, and `Broker.run` leaves reading the file to the query.
 """
 
 OUTRO = """\
