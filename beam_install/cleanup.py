@@ -11,7 +11,7 @@ from beam_runtime import layout
 
 
 def _writable_dirs(path: Path) -> None:
-    """Give directories their owner bits back so their entries can be unlinked (decision 3).
+    """Give directories their owner bits back so their entries can be unlinked.
 
     Files keep their modes: unlinking needs write access to the directory only.
     """

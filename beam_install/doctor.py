@@ -3,7 +3,7 @@
 Sections: this process, the install root (marker, allowed entries, `current`, wrappers), every
 runtime (validity, interpreter, leases), MCP client registrations, the Lean toolchain of the
 project in the current directory, a live MCP round trip through `<root>/bin/lean-beam-mcp`
-run with only the variables MCP clients pass (decision 18), and one through each registration's
+run with only the variables MCP clients pass, and one through each registration's
 own command (`--client NAME`: only that client's, without the wrapper's self-check). An
 interrupted `lean-beam setup` is rolled back first. "Everything works" needs a Lean toolchain.
 """
@@ -236,7 +236,7 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
 
 
 def check_nix_gcroot(report: DoctorReport, root: Path, name: str, interpreter: str) -> None:
-    """A runtime on a /nix/store interpreter needs `state/gcroots/<id>` (decision 19)."""
+    """A runtime on a /nix/store interpreter needs `state/gcroots/<id>` (docs/INSTALL.md)."""
     from beam_runtime.layout import gcroots_dir
 
     if not interpreter.startswith("/nix/store/"):

@@ -1,6 +1,6 @@
 """`lean-beam install`: stage the running code as an immutable runtime and switch `current`.
 
-Order (runtime.md "Install algorithm"): every refusal is decided before the first write; then,
+Order (docs/RUNTIME.md, "Install"): every refusal is decided before the first write; then,
 holding `state/install.lock`: re-check and claim the root, clean stale staging, reuse a fully valid
 `versions/<id>` or stage, seal and publish a new one, write the wrappers and user-bin links,
 switch `current` atomically. Killing the process at any point leaves the previous `current`
@@ -53,7 +53,7 @@ def failpoint(step: str) -> None:
 
 @dataclass
 class InstallResult:
-    """What `lean-beam install` did (or, with `--dry-run`, would do); decision 13."""
+    """What `lean-beam install` did (or, with `--dry-run`, would do), and its `--json` shape."""
 
     dry_run: bool
     root: Path
@@ -221,7 +221,7 @@ def _discard(stage: Path) -> None:
 
 
 def _nix_gcroot(root: Path, payload: Payload) -> str | None:
-    """Keep what a runtime needs from /nix/store alive (decision 19): `gcroots/<id>` roots the
+    """Keep what a runtime needs from /nix/store alive: `gcroots/<id>` roots the
     interpreter, `<id>-2`, `<id>-3`... the store paths the payload was copied from."""
     store_paths = nix_store_paths(payload)
     nix_store = shutil.which("nix-store")

@@ -1,4 +1,4 @@
-"""`state/install.lock`: the lock install and prune hold, and its holder record (decision 10).
+"""`state/install.lock`: the lock install and prune hold, and its holder record.
 
 The lock itself is a `filelock` on `state/install.lock`; the kernel drops it when the holder dies,
 so a killed installer never leaves a stale lock. Next to it, `install.lock.json` says who holds

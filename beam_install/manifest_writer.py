@@ -1,4 +1,4 @@
-"""Writing `manifest.json`, the last file of a staged runtime (runtime.md "Manifest")."""
+"""Writing `manifest.json`, the last file of a staged runtime (docs/RUNTIME.md, "Manifest")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What goes into a runtime: the dependency closure and its files (decisions 1-2).
+"""What goes into a runtime: the dependency closure and its files (docs/RUNTIME.md).
 
 The closure is a walk of `Requires-Dist` from `lean-beam` with markers evaluated and no extras.
 Each distribution contributes the files its `RECORD` lists inside its site directory (never the
@@ -118,7 +118,7 @@ def python_info() -> dict[str, str]:
 
 
 def installing_environment() -> str:
-    """pipx, uv, nix, venv or unknown (decision 4)."""
+    """pipx, uv, nix, venv or unknown: the manifest's `created_by`."""
     prefix = Path(sys.prefix)
     if str(prefix.resolve()).startswith("/nix/store/"):
         return "nix"
@@ -343,7 +343,7 @@ def _launchers(python: str) -> list[PayloadFile]:
 
 
 def hash_payload(files: Iterable[PayloadFile]) -> tuple[str, int]:
-    """(payload_sha256, total bytes) of the files (decision 1)."""
+    """(payload_sha256, total bytes) of the files."""
     lines = []
     total = 0
     for item in files:

@@ -1,4 +1,4 @@
-"""What setup and remove plan for one file, and the result both commands report (decision 48).
+"""What setup and remove plan for one file, and the result both commands report.
 
 `read_config` refuses a config that is a directory, cannot be read, is read-only or does not
 parse, before anything is written. `Change` and `SkillChange` are the rows of `changes` and

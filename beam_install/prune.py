@@ -36,7 +36,7 @@ from beam_runtime.listing import (
 
 DEFAULT_KEEP_LATEST = 2
 MAX_KEEP_LATEST = 64
-# Test hook (fault injection, decision 41): before each final re-check prune writes
+# Test hook (fault injection): before each final re-check prune writes
 # `<dir>/<n>.waiting` (the candidate id) and waits, bounded, for `<dir>/<n>.go`.
 PAUSE_DIR_VAR = "BEAM_PRUNE_PAUSE_DIR"
 PAUSE_TIMEOUT_S = 60.0

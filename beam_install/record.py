@@ -1,4 +1,4 @@
-"""The list of registrations setup wrote, `<root>/state/setup/registrations.json` (decision 48).
+"""The list of registrations setup wrote, `<root>/state/setup/registrations.json`.
 
 Prune and doctor read it (through `beam_runtime.references.recorded_configs`) to find the
 project files setup wrote; remove reads it to find every file to clean. It changes inside the

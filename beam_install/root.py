@@ -1,4 +1,4 @@
-"""Validating and claiming an install root (runtime.md "Tree", decisions 4-6).
+"""Validating and claiming an install root (docs/RUNTIME.md, "The install root").
 
 `inspect_root` only reads: it refuses a root that is not a directory, holds entries the installer
 does not own, or carries a marker that is invalid, newer, or names another root. `claim_root`

@@ -1,4 +1,4 @@
-"""Building a runtime in `state/staging/<random>` and publishing it by rename (decisions 1-3).
+"""Building a runtime in `state/staging/<random>` and publishing it by rename.
 
 Files are copied with normalized modes (0644, or 0755 for executables), bytecode is carried over
 and the missing bytecode compiled, the manifest is written last, files lose their write bits, all

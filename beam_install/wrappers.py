@@ -1,4 +1,4 @@
-"""Stable wrappers under `<root>/bin` and links to them in the user's bin dir (decisions 7-8).
+"""Stable wrappers under `<root>/bin` and links to them in the user's bin dir.
 
 A wrapper is a POSIX sh script marked `# managed-by: lean-beam`: it reads `current` once, exports
 `BEAM_INSTALL_ROOT` and execs that runtime's launcher, so it works with the bare environment MCP

@@ -1,4 +1,4 @@
-"""The byte budget of one tool result: cutting an oversized body in a stable way (decision 47).
+"""The byte budget of one tool result: cutting an oversized body in a stable way.
 
 A body whose text is over budget is cut in three steps, each the largest cut that fits: every
 array is capped at a common length (so the longest lists lose items first, from the end), then,

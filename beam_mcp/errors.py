@@ -1,8 +1,8 @@
 """Tool errors: failures reported inside a successful `tools/call` result (`isError: true`).
 
-Every tool error carries `data.fix`, one sentence naming an action an agent can take (decision
-47): the fix a layer below attached to the error, else the default of its `data.reason`, else
-the default of its code.
+Every tool error carries `data.fix`, one sentence naming an action an agent can take: the fix a
+layer below attached to the error, else the default of its `data.reason`, else the default of its
+code (docs/MCP.md, "Results and tool errors").
 """
 
 from __future__ import annotations

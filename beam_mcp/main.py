@@ -1,7 +1,8 @@
 """The `lean-beam-mcp` command line.
 
 argparse rather than click: an MCP client waits for this process's first answer, and click adds
-tens of milliseconds of imports to every start (decision 23 budgets 150 ms in total).
+tens of milliseconds of imports to every start (the whole start has a 150 ms budget,
+docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations

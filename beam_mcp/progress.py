@@ -15,7 +15,7 @@ from beam_mcp.wire import RequestId, notification_message
 
 PROGRESS_HINT = "For detailed live updates, pass tools/call params._meta.progressToken."
 
-# Lean diagnostic severities as MCP log levels (decision 31).
+# Lean diagnostic severities as MCP log levels (docs/MCP.md, "Progress and logs").
 SEVERITY_LEVEL = {"error": "error", "warning": "warning", "information": "info", "hint": "debug"}
 
 

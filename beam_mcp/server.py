@@ -1,7 +1,7 @@
 """The stdio server: stdin lines in order, one serialized writer, concurrent tool calls.
 
 Start-up is in two phases so the first `tools/list` answer does not wait for anyio, asyncio or
-pydantic (decision 23):
+pydantic:
 
 1. Synchronous: a reader thread splits stdin into lines; the main thread lets the router answer
    them, writing each answer directly. Nothing runs concurrently, so this is trivially

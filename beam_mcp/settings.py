@@ -1,8 +1,8 @@
 """Server settings: one frozen dataclass, filled from flags, then `LEAN_BEAM_MCP_*`, then defaults.
 
 MCP clients start servers with almost no environment, so every setting has both a flag and an
-environment variable (decision 27). `beam_mcp.lean` turns this object into the broker's own
-configuration; nothing below the MCP layer sees it.
+environment variable (docs/MCP.md, "Command line"). `beam_mcp.lean` turns this object into the
+broker's own configuration; nothing below the MCP layer sees it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Per-tool and per-workspace call statistics for `beam_stats` (decision 25)."""
+"""Per-tool and per-workspace call statistics for `beam_stats`."""
 
 from __future__ import annotations
 

@@ -63,5 +63,5 @@ def handle_line(router: Router, line: bytes | RpcError) -> PendingCall | None:
         return None
     stripped = line.strip()
     if not stripped:
-        return None  # blank lines are ignored (decision 21)
+        return None  # blank lines are ignored
     return router.handle(decode(stripped))

@@ -16,7 +16,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 UNSUPPORTED_VERSION = -32022
 
-# A line longer than this is answered with -32700 and discarded (decision 21).
+# A line longer than this is answered with -32700 and discarded.
 MAX_LINE_BYTES = 32 * 1024 * 1024
 
 RequestId = str | int
@@ -24,7 +24,7 @@ RequestId = str | int
 _REQUEST_KEYS = frozenset(("jsonrpc", "id", "method", "params"))
 # ASCII output stays valid UTF-8 even when a client sent lone surrogates in a string.
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-# Tool results are read by models: non-ASCII text is written as itself (decision 47).
+# Tool results are read by models: non-ASCII text is written as itself.
 _encode_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
 
 

@@ -1,7 +1,7 @@
 """Console scripts, and the real mains that runtime launchers call.
 
 `lean_beam`, `lean_beam_mcp` and `beam_cli` are what pipx, uv, nix or pip put on PATH. They
-first try to hand over to the installed runtime `<root>/current` (decision 9), with checks cheap
+first try to hand over to the installed runtime `<root>/current`, with checks cheap
 enough to run before any heavy import: the marker names this root, `current` is
 `versions/<id>`, its manifest says `<id>`, and the launcher is executable. No hashing.
 Delegation is skipped for `lean-beam install` (it always stages the code it was run from), when
@@ -11,7 +11,7 @@ Delegation is skipped for `lean-beam install` (it always stages the code it was 
 recorded in a runtime's manifest. This module sits at the bottom layer, so it names the command
 lines of the upper packages (`beam_install`, `beam_mcp`) by string in `MAINS` and imports them
 only when that command runs: the one place besides the launcher where product modules are
-loaded by name (decision 43).
+loaded by name (docs/CONTRIBUTING.md, "Layers").
 """
 
 from __future__ import annotations

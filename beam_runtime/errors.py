@@ -1,4 +1,4 @@
-"""The structured error every lean-beam command reports (decisions.md 12)."""
+"""The structured error every lean-beam command reports (docs/RUNTIME.md: on stderr, exit 1)."""
 
 from __future__ import annotations
 

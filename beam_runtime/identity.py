@@ -1,4 +1,4 @@
-"""Identity of the running code (runtime.md "Identity", decision 11).
+"""Identity of the running code (docs/RUNTIME.md, "Identity").
 
 A process knows its runtime from where its own code lives: code under
 `<root>/versions/<id>/site/` belongs to runtime `<id>` of install root `<root>`; anything else is
@@ -93,7 +93,7 @@ def _dev_beam_cli() -> str | None:
 
 
 def runtime_identity(name: str, *, beam_cli: str | None = None) -> dict[str, Any]:
-    """Identity fields of runtime.md for the process running this code."""
+    """The identity fields (docs/RUNTIME.md, "Identity") of the process running this code."""
     identity: dict[str, Any] = {"name": name, "version": VERSION}
     python = os.path.realpath(sys.executable)
     runtime = code_runtime_dir()
@@ -116,7 +116,7 @@ def runtime_identity(name: str, *, beam_cli: str | None = None) -> dict[str, Any
 
 
 def format_identity(identity: dict[str, Any]) -> str:
-    """Text `--version`: `<name> <version>` then `key: value` lines (decision 11)."""
+    """Text `--version`: `<name> <version>` then `key: value` lines."""
     lines = [f"{identity['name']} {identity['version']}"]
     for key, value in identity.items():
         if key in ("name", "version"):

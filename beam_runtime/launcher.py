@@ -1,4 +1,4 @@
-"""What a runtime's `bin/<command>` launcher runs once Python is up (decision 7).
+"""What a runtime's `bin/<command>` launcher runs once Python is up.
 
 The launcher script starts the recorded interpreter with `-I -S -B`, puts only the runtime's
 `site/` on `sys.path` and calls `main` here with the runtime directory it found from its own real

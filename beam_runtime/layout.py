@@ -1,7 +1,7 @@
 """Names inside an install root, and where the root and the user bin dir are.
 
 Stdlib only and import-light: the console scripts' delegation check runs this module before any
-heavy import. The tree (runtime.md "Tree", decisions 5 and 10):
+heavy import. The tree (docs/RUNTIME.md, "The install root"):
 
     <root>/.lean-beam-install-root      ownership marker
     <root>/current -> versions/<id>     relative symlink, replaced through .current.tmp-<hex>
@@ -10,7 +10,7 @@ heavy import. The tree (runtime.md "Tree", decisions 5 and 10):
     <root>/state/install.lock(.json)    install lock and its holder record
     <root>/state/leases/<id>.lease      shared leases of live processes
     <root>/state/staging/ trash/ gcroots/
-    <root>/state/setup/                 setup's lock, journal and registrations (decision 48)
+    <root>/state/setup/                 setup's lock, journal and registrations
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def _refuse(message: str, path: str) -> BeamError:
 
 
 def root_problem(raw: str) -> tuple[str, str | None]:
-    """Decision 6 on a spelled root: (canonical path, None) or (raw, why it is refused).
+    """The root-path rules on a spelled root: (canonical path, None) or (raw, why it is refused).
 
     String-only so that the delegation fast path can use it without pathlib or BeamError.
     """
@@ -151,7 +151,7 @@ def spelled_install_root(explicit: str | None) -> str:
 
 
 def check_root_path(raw: str) -> Path:
-    """Apply decision 6 to a spelled root and return its canonical path (no filesystem writes)."""
+    """Apply the root-path rules to a spelled root and return its canonical path (no writes)."""
     from pathlib import Path
 
     canonical, problem = root_problem(raw)
@@ -163,7 +163,7 @@ def check_root_path(raw: str) -> Path:
 def resolve_install_root(explicit: str | None) -> Path:
     """`--install-root`, else `BEAM_INSTALL_ROOT`, else the platform default; canonical path.
 
-    Raises `BeamError(invalidInstallRoot)` for the refusals of decision 6.
+    Raises `BeamError(invalidInstallRoot)` for the refusals of `root_problem`.
     """
     return check_root_path(spelled_install_root(explicit))
 

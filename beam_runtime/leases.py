@@ -1,4 +1,4 @@
-"""Shared leases that mark a runtime as in use (decision 10).
+"""Shared leases that mark a runtime as in use (docs/RUNTIME.md, "What keeps a runtime alive").
 
 Every process started by a runtime's launcher holds `flock(LOCK_SH)` on
 `<root>/state/leases/<id>.lease` for its whole life. Prune takes `LOCK_EX` on the same file from

@@ -1,4 +1,4 @@
-"""`beam-cli mcp-config`: how the MCP server should start Lean for one project (decision 17)."""
+"""`beam-cli mcp-config`: how the MCP server should start Lean for one project."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def load_manifest(runtime_dir: Path) -> ManifestRecord:
 
 
 def file_mode_tag(mode: int) -> str:
-    """`755` for a file with any execute bit, else `644` (modes are normalized, decision 2)."""
+    """`755` for a file with any execute bit, else `644` (a runtime's modes are normalized)."""
     return "755" if mode & 0o111 else "644"
 
 
@@ -110,7 +110,7 @@ def hash_line(digest: str, mode_tag: str, relpath: str) -> bytes:
 
 
 def payload_sha256(lines: Iterable[bytes]) -> str:
-    """sha256 over the hash lines sorted by their UTF-8 bytes (decision 1)."""
+    """sha256 over the hash lines, sorted by the UTF-8 bytes of their paths."""
     ordered = sorted(lines, key=lambda line: line.split(b"  ", 2)[2])
     total = hashlib.sha256()
     for line in ordered:

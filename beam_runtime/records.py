@@ -1,4 +1,4 @@
-"""Pydantic models of the on-disk marker and manifest: the schema of record (decisions 1, 4).
+"""Pydantic models of the on-disk marker and manifest: the schema of record (docs/RUNTIME.md).
 
 `Marker` is `<root>/.lean-beam-install-root`, `Manifest` is `versions/<id>/manifest.json`. Only
 the code that writes them (a fresh install) imports this module: install reuse, `runtime list`,
@@ -65,7 +65,7 @@ class Manifest(BaseModel):
     created_at: str = Field(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
     created_by: CreatedBy
     # sha256 over the hash lines of every `__pycache__/` file, as staged ("": no bytecode at
-    # all). The payload hash leaves bytecode out (decision 1); this holds it to what was staged.
+    # all). The payload hash leaves bytecode out; this holds it to what was staged.
     bytecode_sha256: str = Field(default="", pattern=r"^([0-9a-f]{64})?$")
 
     def to_json(self) -> dict[str, object]:

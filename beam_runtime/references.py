@@ -1,4 +1,4 @@
-"""MCP client registrations that point into runtimes (decision 15).
+"""MCP client registrations that point into runtimes (docs/RUNTIME.md, "References").
 
 A runtime is referenced when a registered server's command, arguments or environment values name
 a path under `<root>/versions/<id>`. The stable wrapper `<root>/bin/lean-beam-mcp` references no
@@ -6,10 +6,10 @@ runtime. Configs are read with real TOML/JSON parsers; a config that cannot be p
 exactly the runtimes whose id occurs in its text, and one that cannot be read at all blocks every
 runtime (fail closed).
 
-Configs read: each client's user file (decision 15, plus Cursor, Gemini CLI and VS Code), the
-project files those list (Claude's `projects.*` keys -> `<project>/.mcp.json`, Codex's
-`[projects."<dir>"]` -> `<dir>/.codex/config.toml`), and every file `lean-beam setup` recorded
-writing in `<root>/state/setup/registrations.json`.
+Configs read: each client's user file (Codex, Claude Code, Cursor, OpenCode, Gemini CLI, VS Code
+and Mistral Vibe), the project files those list (Claude's `projects.*` keys ->
+`<project>/.mcp.json`, Codex's `[projects."<dir>"]` -> `<dir>/.codex/config.toml`), and every
+file `lean-beam setup` recorded writing in `<root>/state/setup/registrations.json`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 
-# Oldest canonical Lean release lean-beam supports (decision 17). Documented in docs/RUNTIME.md.
+# Oldest canonical Lean release lean-beam supports. Documented in docs/RUNTIME.md.
 TOOLCHAIN_FLOOR = "v4.24.0"
 
 PROJECT_FILES = ("lean-toolchain", "lakefile.toml", "lakefile.lean")

@@ -1,4 +1,4 @@
-"""A scripted agent session against the fake Lean, and what it made Lean do (issue 17).
+"""A scripted agent session against the fake Lean, and what it made Lean do.
 
 One session per size: ``lean_sync`` of ``Main.lean`` (filler definitions, then a proof), 20
 ``lean_run_at`` probes at 5 positions of the proof with ``lean_goals`` after each, 3 edits on

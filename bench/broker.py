@@ -1,4 +1,4 @@
-"""Broker benchmark against the fake Lean server (issue 5).
+"""Broker benchmark against the fake Lean server.
 
 1. ``lean_hover`` through ``lean-beam-mcp`` (stdio, modern family) versus the same
    ``textDocument/hover`` sent straight to a fake server, in turns: the added latency at the
@@ -7,7 +7,7 @@
 
 Run: ``.venv-test/bin/python bench/broker.py [--rounds N]``. Figures go to docs/PERFORMANCE.md.
 ``bench/broker.py --cost [ARGS]`` runs ``bench/cost.py`` instead (server CPU per call at 100,
-10,000 and 50,000 lines, issue 17).
+10,000 and 50,000 lines).
 """
 
 from __future__ import annotations

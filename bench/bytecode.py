@@ -1,4 +1,4 @@
-"""What verifying a runtime's bytecode costs, and what not shipping bytecode would (issue 13).
+"""What verifying a runtime's bytecode costs, and what not shipping bytecode would.
 
 1. Installs a runtime into a temporary root, then times, median of N runs, the payload hash of
    the sources (`tree_payload`) and the new bytecode hash (`bytecode_digest`): together they are

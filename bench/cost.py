@@ -1,4 +1,4 @@
-"""Server CPU per call against file size (issue 17), for one source tree of lean-beam.
+"""Server CPU per call against file size, for one source tree of lean-beam.
 
 For each size (lines of ``Big.lean``) a fresh ``lean-beam-mcp`` from ``--tree`` (default: this
 checkout) runs against the fake Lean of *this* checkout, so two trees see the same fake:

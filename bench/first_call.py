@@ -1,4 +1,4 @@
-"""What the first Lean tool call costs the server, over a `beam_version` call (issue 17, item 3).
+"""What the first Lean tool call costs the server, over a `beam_version` call.
 
 Each sample is a fresh ``lean-beam-mcp`` of a source tree, against the fake Lean of *this*
 checkout (so two trees see the same fake), driven through real pipes with modern MCP:

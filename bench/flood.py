@@ -1,4 +1,4 @@
-"""Peak RSS of the MCP server under a flood of requests whose answers nobody reads (issue 13).
+"""Peak RSS of the MCP server under a flood of requests whose answers nobody reads.
 
 Starts `python -m beam_mcp` with the test-only sleep backend, enters phase 2 with one call,
 then writes N modern `tools/list` requests (~35 KB answer each) from a thread while reading

@@ -1,4 +1,4 @@
-"""Idle CPU of a server holding live Lean sessions (issue 17, item 4).
+"""Idle CPU of a server holding live Lean sessions.
 
 For each ``--tree`` (default: this checkout) a ``lean-beam-mcp`` of that tree starts against the
 fake Lean of *this* checkout and opens ``--workspaces`` separate projects (one ``lean_sync``

@@ -1,4 +1,4 @@
-"""MCP server benchmark (issue 4): cold start, pipelined calls, idle RSS.
+"""MCP server benchmark: cold start, pipelined calls, idle RSS.
 
 1. Cold start: spawn to the first modern `tools/list` answer, median of N runs, next to
    `python -c pass` with the same interpreter flags. Two ways of starting: the venv console

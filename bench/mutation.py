@@ -1,5 +1,5 @@
 """Mutation audit of the safety checks: a fixed list of one-line mutants, each run against the
-fast tests that should catch it (issue 18). A bench, not a test: it is never collected by pytest.
+fast tests that should catch it. A bench, not a test: it is never collected by pytest.
 
 Usage: python3 bench/mutation.py [--only MODULE ...] [--timeout SECONDS] [--work DIR]
 

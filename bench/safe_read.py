@@ -1,4 +1,4 @@
-"""Cost of reading a source through `beam_runtime.safe_read` (issue 13): a plain read on the
+"""Cost of reading a source through `beam_runtime.safe_read`: a plain read on the
 event loop against `read_async` (worker thread, time bound), median of N reads of one file.
 
 Run: `.venv-test/bin/python bench/safe_read.py [--runs N] [--kib K]`. Prints one JSON object.

@@ -1,4 +1,4 @@
-"""Search index benchmark (issue 15): a generated tree of 5,000 files and 200,000 declarations.
+"""Search index benchmark: a generated tree of 5,000 files and 200,000 declarations.
 
 1. First index: every file scanned and stored (an empty cache directory).
 2. Queries on the index: name fragments and statement words, the median and 95th percentile.

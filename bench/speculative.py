@@ -1,4 +1,4 @@
-"""Speculative execution benchmark against the fake Lean server (issue 6).
+"""Speculative execution benchmark against the fake Lean server.
 
 1. Twenty ``lean_run_at`` probes at one tactic position near the end of a 1,000-line file: the
    first one (the scratch document is opened and elaborated from scratch) against the median of

@@ -1,4 +1,4 @@
-"""``lean_try`` benchmark against the fake Lean server (issue 15): 8 tactics × 2 positions.
+"""``lean_try`` benchmark against the fake Lean server: 8 tactics × 2 positions.
 
 Every tactic carries ``sleep 100`` (the fake charges it as elaboration time), so one pair costs
 about 100 ms plus the broker's round trips. Measured: the sum of the same 16 pairs sent one by

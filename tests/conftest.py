@@ -1,7 +1,7 @@
 """Shared fixtures for every test area.
 
 - `beam_venv` (session): a wheel built from a copy of this checkout, installed into ONE temporary
-  venv per test run (decision 41). Its `bin/lean-beam`, `bin/lean-beam-mcp` and `bin/beam-cli`
+  venv per test run. Its `bin/lean-beam`, `bin/lean-beam-mcp` and `bin/beam-cli`
   are the console scripts a pipx/uv/pip user would have.
 - `fresh_home` (function): a `tests.support.installed.BeamHome` with an empty temporary HOME and
   nothing installed. `.run(argv)` runs a command with only HOME, PATH=/usr/bin:/bin, USER,

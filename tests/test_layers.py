@@ -1,4 +1,4 @@
-"""The package layers of decision 43, checked the way the test command checks them.
+"""The package layers (docs/CONTRIBUTING.md), checked the way the test command checks them.
 
 `scripts/check` runs `lint-imports` with the contracts in pyproject.toml; these tests show that
 the contracts pass on the tree and fail on a copy with a wrong-way import, and that nothing but

@@ -84,7 +84,7 @@ def prune_command(
             running_id=location.runtime_id if location else None,
             lock_timeout=lock_timeout,
         )
-    except BeamError as refusal:  # decision 12: nothing on stdout
+    except BeamError as refusal:  # a refusal prints nothing on stdout (docs/RUNTIME.md)
         fail(refusal, as_json)
     except (OSError, MemoryError) as exc:  # the system failed it: still one final object
         failure = system_error(exc, "lean-beam runtime prune")

@@ -1,4 +1,4 @@
-"""The MCP clients `lean-beam setup` knows (decision 48): where each keeps its servers, and how.
+"""The MCP clients `lean-beam setup` knows (docs/SETUP.md): where each keeps its servers, and how.
 
 Paths come from `beam_runtime.references` (the read side prune and doctor use too), so setup
 writes exactly the files that protect runtimes from prune. Each client names its file format.

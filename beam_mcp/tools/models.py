@@ -1,4 +1,4 @@
-"""One strict, closed pydantic model per tool input (decision 22).
+"""One strict, closed pydantic model per tool input (docs/MCP.md, "Tools").
 
 Imported lazily, on the first `tools/call` that needs validation; `schema.json` is generated from
 these models by `beam_mcp.tools.generate`.
@@ -49,7 +49,7 @@ class DocumentInput(PathInput):
 
 
 class PositionForm(Closed):
-    """One position form of decision 46; the broker checks that exactly one is given."""
+    """One position form; the broker checks that exactly one is given."""
 
     line: Natural | None = None
     character: Natural | None = None
@@ -61,7 +61,7 @@ class PositionForm(Closed):
 
 
 class PositionInput(PositionForm, DocumentInput):
-    """One position form of decision 46; the broker checks that exactly one is given."""
+    """One position form; the broker checks that exactly one is given."""
 
 
 class RunAtInput(PositionInput):
@@ -173,7 +173,7 @@ class SearchInput(WorkspaceOnly):
 
 
 class TryPosition(PositionForm):
-    """A position inside a proof, in one form of decision 46 (exactly one is checked)."""
+    """A position inside a proof, in one position form (exactly one is checked)."""
 
 
 class TryInput(PathInput):

@@ -1,7 +1,7 @@
 """The failure a broker operation reports: a stable code, a message and structured data.
 
-The codes are those of tools.md; the MCP layer turns a ``BrokerError`` into a tool error in one
-place and adds nothing to it. Process-level problems (a missing ``lake``) arrive as
+The codes are the tool error codes of docs/MCP.md; the MCP layer turns a ``BrokerError`` into a tool
+error in one place and adds nothing to it. Process-level problems (a missing ``lake``) arrive as
 ``BeamError`` from the runtime layer and are wrapped into ``runtimeSetup`` here.
 """
 
@@ -14,7 +14,7 @@ from beam_runtime.errors import BeamError
 
 
 class BrokerError(Exception):
-    """A failed broker operation: ``code`` (tools.md), ``message`` and optional ``data``."""
+    """A failed broker operation: ``code`` (a tool error code), ``message`` and ``data``."""
 
     def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -38,7 +38,7 @@ def runtime_setup(
     stderr_tail: list[str] | None = None,
     violation: str | None = None,
 ) -> BrokerError:
-    """Decision 20: set-up failures carry ``{category, fix, detail, stderr_tail?}``; a server
+    """Set-up failures carry ``{category, fix, detail, stderr_tail?}``; a server
     stopped for breaking LSP also carries ``reason: protocolViolation`` and ``violation``."""
     data: dict[str, Any] = {"category": category, "fix": fix, "detail": detail or message}
     if violation is not None:
@@ -71,7 +71,7 @@ def _value_text(value: Any) -> str:
 
 
 def timeout(phase: str, waited_ms: int, what: str) -> BrokerError:
-    """Decisions 32 and 45: a bounded wait ran out; Lean's work goes on, so call again."""
+    """A bounded wait ran out; Lean's work goes on, so call again."""
     return BrokerError(
         "timeout",
         f"{what} did not finish within {waited_ms} ms",

@@ -1,4 +1,4 @@
-"""The fix every failure names (decision 47): defaults by ``data.reason``, then by code.
+"""The fix every failure names: defaults by ``data.reason``, then by code.
 
 One sentence per entry, each an action an agent can take. The MCP layer fills ``data.fix`` from
 here when nothing below attached a more specific one; ``lean-beam lean`` prints the same.

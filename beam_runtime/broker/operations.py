@@ -1,4 +1,4 @@
-"""The document tools: update, sync, refresh, close, save, close-save (broker.md)."""
+"""The document tools: update, sync, refresh, close, save, close-save (docs/BROKER.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The shapes of the broker's results: one TypedDict per tool result, the schema of record.
 
 The MCP layer sends these as `structuredContent` unchanged, so each shape here is the wire shape
-decisions.md fixes; `tests/broker/test_result_shapes.py` checks real answers against them key by
-key. Lean's own answers (hover contents, symbols, locations) pass through as Lean sent them and
-are typed loosely here. Postponed annotations are off on purpose: `NotRequired` must be seen at
-class creation for `__required_keys__` to be right on every supported Python.
+docs/BROKER.md describes ("Result shapes"); `tests/broker/test_result_shapes.py` checks real answers
+against them key by key. Lean's own answers (hover contents, symbols, locations) pass through as
+Lean sent them and are typed loosely here. Postponed annotations are off on purpose: `NotRequired`
+must be seen at class creation for `__required_keys__` to be right on every supported Python.
 """
 
 from typing import Any, Literal, TypeVar, cast
@@ -139,7 +139,7 @@ class LeanAnswer(TypedDict):
 
 
 class ListResult(TypedDict):
-    """Definition, references and symbols: a list, normalized where decision 35 says so."""
+    """Definition, references and symbols: a list (locations become ``{uri, path, range}``)."""
 
     workspace: Workspace
     result: list[LeanValue]
@@ -154,7 +154,7 @@ class Hypothesis(TypedDict):
 
 
 class Goal(TypedDict):
-    """Decision 44: one goal, from RPC or from the plainGoal text."""
+    """One goal, from RPC or from the plainGoal text."""
 
     userName: NotRequired[str]
     kind: Literal["goal", "conv"]
@@ -241,7 +241,7 @@ class VerifyDeclaration(TypedDict):
 
 
 class VerifyResult(TypedDict):
-    """Decision 50: an answer from Lake's batch build only."""
+    """An answer from Lake's batch build only."""
 
     workspace: Workspace
     ok: bool

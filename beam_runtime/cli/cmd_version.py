@@ -1,4 +1,4 @@
-"""`lean-beam version` and `beam-cli version`: the identity of the running code (decision 11)."""
+"""`lean-beam version` and `beam-cli version`: the identity of the running code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Errors that name the fix, and the rough edges a new agent hit (issue 14, item 4)."""
+"""Errors that name the fix, and the rough edges a new agent hit."""
 
 from __future__ import annotations
 

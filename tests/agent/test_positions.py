@@ -1,4 +1,4 @@
-"""Positions agents get right (decision 46): line1+match, declaration+sorry, optional version."""
+"""Positions agents get right: line1+match, declaration+sorry, optional version."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A scripted agent session (issue 14, "done means"): every answer within the client's patience,
+"""A scripted agent session: every answer within the client's patience,
 positions named the way a model names them, and every text compact and under the byte budget.
 
 The agent syncs a slow file with a 2 s ``wait_ms``, polls until Lean is done (the polls join the

@@ -1,4 +1,4 @@
-"""Cost in proportion to the work (issue 17): stat fingerprints, range edits, Lean's counters."""
+"""Cost in proportion to the work: stat fingerprints, range edits, Lean's counters."""
 
 from __future__ import annotations
 

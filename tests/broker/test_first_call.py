@@ -1,4 +1,4 @@
-"""What a first Lean call loads, and what the Lean server it starts inherits (issue 17, item 3).
+"""What a first Lean call loads, and what the Lean server it starts inherits.
 
 Read from ``/proc/<pid>/maps`` (which shared libraries the server mapped) and
 ``/proc/<pid>/environ`` of the fake Lean server, through a real server against the fake.

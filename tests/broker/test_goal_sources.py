@@ -4,7 +4,7 @@ Two real servers against the fake: one where ``getInteractiveGoals`` answers, on
 fake has no RPC (``FAKE_LEAN_RPC=0``, so connect fails and the broker falls back). The fake
 prints goals with Lean's layout rules (width 120, nesting 2, let values, anonymous hypotheses,
 conv goals); each layout below is asked of both and compared with whitespace runs collapsed
-(decision 44), and the tricky ones are checked exactly.
+(docs/BROKER.md, "Tools"), and the tricky ones are checked exactly.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``getInteractiveGoals`` answers (shapes of lean-lsp.md 3.10) turned into structured goals."""
+"""``getInteractiveGoals`` answers (``InteractiveGoal``, ``TaggedText``) turned into goals."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ ANSWER = {
 }
 
 
-def test_interactive_goals_flatten_to_the_decision_44_shape() -> None:
+def test_interactive_goals_flatten_to_the_lean_goals_shape() -> None:
     assert structured_goals(ANSWER) == [
         {
             "userName": "succ",

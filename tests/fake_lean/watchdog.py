@@ -197,7 +197,7 @@ class Server:
             self._check_edit(doc, len(ranged))
 
     def _check_edit(self, doc: Document, ranges: int) -> None:
-        """After range edits, a source document's text must equal its file (issue 17).
+        """After range edits, a source document's text must equal its file.
 
         A mismatch is logged loudly (stderr and the request log); with
         ``FAKE_LEAN_STRICT_EDITS=1`` the server also exits with code 70, failing the test.

@@ -1,4 +1,4 @@
-"""Immutable means verified, bytecode included (issue 13.3).
+"""Immutable means verified, bytecode included.
 
 Python runs a runtime's `__pycache__` files instead of its sources, so a swapped, corrupted or
 added `.pyc` must make `install` (reuse) and `doctor` refuse the runtime alike.

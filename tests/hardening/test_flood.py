@@ -1,4 +1,4 @@
-"""Back-pressure (issue 13.2): a client that writes and does not read cannot grow the server.
+"""Back-pressure: a client that writes and does not read cannot grow the server.
 
 The server stops reading stdin while too much output waits to be written or too many calls
 run; once the client reads again every request gets exactly one answer.

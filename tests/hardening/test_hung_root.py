@@ -1,4 +1,4 @@
-"""A workspace root on a mount whose stats never return (issue 13.1): canonicalizing the root
+"""A workspace root on a mount whose stats never return: canonicalizing the root
 runs off the event loop and bounded too, so the call naming it is a timeout tool error while
 calls on other workspaces and other requests are answered."""
 

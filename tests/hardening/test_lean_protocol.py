@@ -1,4 +1,4 @@
-"""Lean protocol violations are reported as such (issue 13.7), not as a plain exit."""
+"""Lean protocol violations are reported as such, not as a plain exit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""No file a tool or a command is pointed at can stall the server or a CLI command (issue 13.1).
+"""No file a tool or a command is pointed at can stall the server or a CLI command.
 
 Through real processes: the MCP server with the fake Lean, `beam-cli mcp-config` and
 `lean-beam runtime list`, with FIFOs, character devices and huge files where a file is expected.

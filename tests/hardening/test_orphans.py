@@ -1,4 +1,4 @@
-"""No orphans when the server is killed (issue 13.8).
+"""No orphans when the server is killed.
 
 Lean's file workers run in sessions of their own and, here, ignore EOF and SIGTERM
 (`FAKE_LEAN_STUBBORN_WORKERS`): once the MCP server is SIGKILLed only its watchdog can end them.

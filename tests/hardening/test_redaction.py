@@ -1,4 +1,4 @@
-"""Feedback reports leak nothing (issue 13.6): a corpus of secret shapes, and look-alikes.
+"""Feedback reports leak nothing: a corpus of secret shapes, and look-alikes.
 
 The secrets are built here from random characters in each provider's shape, so none is real.
 """

@@ -1,4 +1,4 @@
-"""Categorized errors, never tracebacks (issue 13.7): full disks, read-only file systems and
+"""Categorized errors, never tracebacks: full disks, read-only file systems and
 denied paths under `lean-beam install`, `runtime list`, `runtime prune` and `doctor`.
 
 Real file systems: small tmpfs mounts (skipped where this process may not mount), and a

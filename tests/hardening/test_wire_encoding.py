@@ -1,4 +1,4 @@
-"""Only UTF-8 on the MCP wire (issue 13.7): other encodings and invalid bytes are -32700."""
+"""Only UTF-8 on the MCP wire: other encodings and invalid bytes are -32700."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Generated shell code is injection-proof (issue 13.5): hostile roots, hostile `current` links."""
+"""Generated shell code is injection-proof: hostile roots, hostile `current` links."""
 
 from __future__ import annotations
 

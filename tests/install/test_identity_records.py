@@ -1,4 +1,4 @@
-"""Marker and manifest records that look almost right give `runtime_error` (issue 18).
+"""Marker and manifest records that look almost right give `runtime_error`.
 
 Each case edits one field of a real install's records, then asks the runtime's own launcher for
 its identity (`version --json`), as a client would.

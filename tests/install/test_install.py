@@ -14,7 +14,7 @@ COMMANDS = ("lean-beam", "lean-beam-mcp", "beam-cli")
 
 
 def oracle_payload_hash(runtime: Path) -> tuple[str, int, int]:
-    """Decision 1 recomputed independently: sorted `<sha256>  <644|755>  <relpath>` lines."""
+    """The payload hash recomputed independently: sorted `<sha256>  <644|755>  <relpath>` lines."""
     lines = []
     total = 0
     for path in runtime.rglob("*"):

@@ -1,5 +1,5 @@
 """A launcher waiting for its lease while the runtime is pruned and republished under the same id
-must end on the new lease file, never on the old one (decision 10, issue 18)."""
+must end on the new lease file, never on the old one."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_a_waiting_launcher_ends_on_the_republished_lease(installed_root: Instal
             assert holder.stdin is not None
             holder.stdin.close()
             holder.wait(timeout=30)
-        # Either outcome of issue 18 is right: the launcher noticed the prune and stopped with
+        # Either outcome is right: the launcher noticed the prune and stopped with
         # "was pruned; restart", or it ended on the new lease file; never on the old one.
         deadline = time.monotonic() + 60
         while server.poll() is None and not lease_is_held(root, runtime_id):

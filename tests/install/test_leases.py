@@ -1,5 +1,5 @@
 """Runtime leases through real launchers: held for life, refused after a prune, and never
-refused because someone probed the lease at the wrong moment (decision 10).
+refused because someone probed the lease at the wrong moment.
 
 A lease probe (`lease_is_held`, run by `runtime list`, prune's plan and doctor) takes LOCK_EX for
 a moment. A launcher starting in that moment must wait for it, and exit 1 ("runtime was pruned;
@@ -230,7 +230,7 @@ def test_launcher_started_just_as_its_runtime_is_moved_away(
     installed_root: Installed, command: str
 ) -> None:
     """The shell found `versions/<id>/bin/<command>`, then prune moved the runtime to the trash
-    before the interpreter imported anything (issue 13.4): "was pruned; restart", never a
+    before the interpreter imported anything: "was pruned; restart", never a
     `ModuleNotFoundError` traceback."""
     launcher = Path(installed_root.launcher(command))
     text = launcher.read_text()

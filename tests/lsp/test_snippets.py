@@ -1,4 +1,4 @@
-"""The scripted snippets of lean-lsp.md section 6.2, with exact message texts in both profiles."""
+"""The fake's scripted snippets (tests/fake_lean/README.md), exact message texts, both profiles."""
 
 from __future__ import annotations
 

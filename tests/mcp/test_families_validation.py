@@ -1,4 +1,4 @@
-"""Legacy `initialize` and modern `clientInfo` are validated before anything changes (seed 000)."""
+"""Legacy `initialize` and modern `clientInfo` are validated before anything changes."""
 
 from __future__ import annotations
 

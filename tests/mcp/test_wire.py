@@ -1,4 +1,4 @@
-"""Raw-wire tests: every row of the error table in tools.md and the corners of decision 21."""
+"""Raw-wire tests: every row of the JSON-RPC error table of docs/MCP.md and the wire corners."""
 
 from __future__ import annotations
 

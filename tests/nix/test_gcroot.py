@@ -1,4 +1,4 @@
-"""The Nix GC root of a runtime covers every store path its payload came from (decision 19).
+"""The Nix GC root of a runtime covers every store path its payload came from.
 
 The store tests make small real store paths with `nix-store --add` (a stand-in interpreter
 directory and a stand-in site directory), root them the way `lean-beam install` does, and ask

@@ -1,4 +1,4 @@
-"""`lean-beam install` racing `lean-beam runtime prune` over the same runtime (issue 13.4).
+"""`lean-beam install` racing `lean-beam runtime prune` over the same runtime.
 
 The runtime install would reuse is a prune candidate (not current). Prune is stopped at its final
 re-check, holding `state/install.lock`; install starts and queues on the lock; then prune goes on

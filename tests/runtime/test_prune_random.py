@@ -1,4 +1,4 @@
-"""Randomized safety of `runtime prune --yes` (issue 3, decision 41: about 200 trials).
+"""Randomized safety of `runtime prune --yes` (about 200 trials).
 
 One real install; each trial derives runtimes from it, then runs the real prune (through
 `<root>/bin/lean-beam`) while the world changes around it:

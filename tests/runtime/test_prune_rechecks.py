@@ -1,4 +1,4 @@
-"""Prune's final re-checks, one fast test each, through its pause hook (issue 18).
+"""Prune's final re-checks, one fast test each, through its pause hook.
 
 `BEAM_PRUNE_PAUSE_DIR` stops a real `lean-beam runtime prune --yes` right before the re-check of
 each candidate (`<n>.waiting` holds the id; `<n>.go` lets it continue). Each test changes one

@@ -1,4 +1,4 @@
-"""Reading real client config files written under a temporary HOME (decision 15)."""
+"""Reading real client config files written under a temporary HOME."""
 
 from __future__ import annotations
 

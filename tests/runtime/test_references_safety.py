@@ -1,4 +1,4 @@
-"""Fail-closed reading of client configs and exact runtime ids (decision 15, issue 18).
+"""Fail-closed reading of client configs and exact runtime ids.
 
 Each test writes real config files under a temporary HOME and asks the same index prune asks.
 """

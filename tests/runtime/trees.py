@@ -3,7 +3,7 @@
 `clone_runtime` takes a runtime that a real `lean-beam install` created and derives another
 runtime from it whose payload differs by one extra file, `site/lean_beam_test_variant.txt`
 (standing in for "a different set of installed packages"). Everything else follows the
-installer: the payload hash and id are recomputed by decision 1's rules, the manifest keeps the
+installer: the payload hash and id are recomputed by the installer's rules, the manifest keeps the
 source's fields except `runtime_id`, `payload_sha256`, `files`, `bytes` and `created_at`, and is
 written the way `beam_install.manifest_writer` writes it (sorted keys, indent 2, mode 0444); the
 tree is built in `state/staging/` with the installer's own `new_stage`, gets its lease through
@@ -38,7 +38,7 @@ VARIANT = "site/lean_beam_test_variant.txt"
 
 @lru_cache(maxsize=8)
 def payload_lines(runtime_dir: Path) -> tuple[bytes, ...]:
-    """Decision 1's hash lines of every payload file (no manifest, no __pycache__)."""
+    """The hash lines of every payload file (no manifest, no __pycache__)."""
     lines = []
     for current, dirnames, filenames in os.walk(runtime_dir):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]

@@ -1,4 +1,4 @@
-"""One wheel of this checkout installed into one temporary venv per test run (decision 41).
+"""One wheel of this checkout installed into one temporary venv per test run.
 
 The wheel is built from a copy of the package sources (never in the working tree, which other
 people use at the same time); the venv is created with the real interpreter behind this one

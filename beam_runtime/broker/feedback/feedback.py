@@ -1,4 +1,4 @@
-"""``beam_feedback_report``: a local report card, never uploaded (decision 38).
+"""``beam_feedback_report``: a local report card, never uploaded (see docs/MCP.md).
 
 The report is rendered as Markdown plus metadata and returned to the caller. With ``bundle`` it
 is also written under the user state directory (``beam/feedback/<stamp>-<slug>``), optionally

@@ -1,4 +1,4 @@
-"""Removing secrets and the home directory from what a feedback report says (decision 38).
+"""Removing secrets and the home directory from what a feedback report says.
 
 `redact_value` walks a value (strings, lists, dicts, keys included) and redacts each string on its
 own, before anything is serialized, so no rule can cut through JSON or Markdown syntax. The rules

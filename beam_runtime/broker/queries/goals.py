@@ -12,7 +12,7 @@ Lean lays a goal out with its pretty printer at width 120 (``InteractiveGoalCore
 So lines are first grouped into entries (a new entry starts only at a column-0 line that looks
 like the start of one), then each entry is split into names, type and value. The ``:=`` between
 type and value is the first one outside brackets that no ``let``/``have`` in the type claims.
-``type``, ``value`` and ``target`` are returned with the nesting removed (decision 44).
+``type``, ``value`` and ``target`` are returned with the nesting removed.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _unnest(line: str) -> str:
 
 
 def after_position(doc: DocumentText, line: int, character: int) -> dict[str, int]:
-    """End of the tactic that starts at (line, character) (decision 34).
+    """End of the tactic that starts at (line, character).
 
     The tactic runs to the end of its line plus every following line indented deeper than it,
     without trailing whitespace and comments. A tactic that does not start its line (``by simp``)

@@ -1,4 +1,4 @@
-"""``Lean.Widget.getInteractiveGoals`` answers turned into structured goals (decision 44).
+"""``Lean.Widget.getInteractiveGoals`` answers turned into structured goals.
 
 An ``InteractiveGoal`` carries ``hyps`` (``names``, ``type``, optional ``val``), the target as
 ``type``, an optional ``userName`` and its ``goalPrefix`` (``"⊢ "``, or ``"| "`` in conv mode).

@@ -1,4 +1,4 @@
-"""Normalizing navigation answers (decision 35).
+"""Normalizing navigation answers.
 
 Lean answers definitions with ``Location[]`` (from its reference index) or ``LocationLink[]``
 (from the file worker); both become ``{uri, path, range}``. Locations inside scratch documents

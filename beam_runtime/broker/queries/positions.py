@@ -1,4 +1,4 @@
-"""The position forms of the position tools (decision 46), resolved against a document's text.
+"""The position forms of the position tools (docs/MCP.md#positions), resolved against a text.
 
 A caller names a position in exactly one way: ``line`` + ``character`` (0-based, UTF-16 units),
 ``line1`` + ``match`` (+ ``occurrence``: the first character of the K-th match on that 1-based

@@ -172,7 +172,7 @@ async def workspace_symbols(
 
 
 async def goals(session: LeanSession, args: GoalsArgs, ctx: Context) -> dict[str, Any]:
-    """``lean_goals`` (decision 44): over RPC when Lean offers it, else from ``plainGoal``."""
+    """``lean_goals``: over RPC when Lean offers it, else from ``plainGoal``."""
     from beam_runtime.broker.queries.goals import after_position
     from beam_runtime.broker.queries.rpc import goals_at
 

@@ -1,4 +1,4 @@
-"""``lean_todo``: the open work inside a range (decision 37).
+"""``lean_todo``: the open work inside a range.
 
 Items come from Lean's diagnostics (``sorry`` warnings, unsynthesized holes, unsolved goals,
 anything else) and from ``textDocument/codeAction``. ``sorry`` items are driven by Lean's

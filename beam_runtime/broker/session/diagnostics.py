@@ -1,4 +1,4 @@
-"""Lean's diagnostics as the broker keeps and reports them (decisions 30-31).
+"""Lean's diagnostics as the broker keeps and reports them.
 
 Diagnostics stay raw JSON from the wire (``lsprotocol`` would drop ``fullRange``, ``leanTags`` and
 ``isSilent``). Silent editor-only messages are dropped on reception; ranges come from
@@ -23,7 +23,7 @@ LOG_LEVELS = {
 }
 _COUNT_KEYS = ("error", "warning", "information", "hint", "unknown")
 
-# Texts that mean "the barrier cannot complete until dependencies are rebuilt" (decision 30).
+# Texts that mean "the barrier cannot complete until dependencies are rebuilt".
 _STALE_MARKERS = (
     "Imports are out of date and should be rebuilt",
     "Imports are out of date and must be rebuilt",

@@ -93,7 +93,7 @@ def workspace(session: LeanSession) -> dict[str, Any]:
 
 
 def check_version(doc: OpenDocument, expected: int | None) -> None:
-    """Decision 47: a stale ``version`` names both versions the right way round, and the fix.
+    """A stale ``version`` names both versions the right way round, and the fix.
 
     ``None`` (the caller omitted ``version``) accepts the version just read from disk.
     """

@@ -1,4 +1,4 @@
-"""Lean's own work that a session's traffic causes, counted for ``beam_stats`` (issue 17).
+"""Lean's own work that a session's traffic causes, counted for ``beam_stats``.
 
 Every ``didOpen`` makes Lean's watchdog start a file worker, which loads the document's imports;
 so does a change of the import header (the worker restarts) and the first change after a worker

@@ -136,7 +136,7 @@ class SessionManager:
     # -- reporting -----------------------------------------------------------------------------
 
     def describe(self) -> dict[str, dict[str, Any]]:
-        """``beam_stats`` session objects per cached root (decision 25)."""
+        """``beam_stats`` session objects per cached root."""
         return {root: _describe(session) for root, session in self.sessions.items()}
 
 
@@ -169,7 +169,7 @@ def _tree(pid: int | None) -> list[psutil.Process]:
 
 
 def _is_worker(process: psutil.Process) -> bool:
-    """Lean's watchdog starts one ``lean --worker`` process per open document (decision 51)."""
+    """Lean's watchdog starts one ``lean --worker`` process per open document."""
     import psutil
 
     try:

@@ -1,4 +1,4 @@
-"""Resolving the ``path`` argument of a tool against a workspace root (decision 28).
+"""Resolving the ``path`` argument of a tool against a workspace root.
 
 Relative paths live under the root and may not leave it; absolute paths may name any file
 (dependency sources outside the project). Every resolved file is canonical (symlinks followed),

@@ -1,4 +1,4 @@
-"""The recovery plan of a ``syncBarrierIncomplete`` error (decision 30).
+"""The recovery plan of a ``syncBarrierIncomplete`` error.
 
 When Lean says the imports are stale or could not be built, the caller needs to know which
 direct dependencies to checkpoint (``lean_save``) before refreshing the file, and that

@@ -1,8 +1,8 @@
 """What one call tells the client while it runs: progress, setup lines, live diagnostics.
 
-Follows seed 000's display-control matrix: one preparation update, Lake setup lines (first and
-every tenth), throttled file progress with at most one final ``done``, and ``lean.diagnostic``
-logs filtered by ``diagnostic_scope`` (the MCP layer applies the log level).
+As docs/MCP.md ("Progress and logs") describes: one preparation update, Lake setup lines (first
+and every tenth), throttled file progress with at most one final ``done``, and
+``lean.diagnostic`` logs filtered by ``diagnostic_scope`` (the MCP layer applies the log level).
 """
 
 from __future__ import annotations

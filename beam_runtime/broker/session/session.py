@@ -48,7 +48,7 @@ ChannelOpener = Callable[..., Awaitable[LspClient]]
 
 
 class Limits(NamedTuple):  # an immutable record (cheaper to define than a frozen dataclass)
-    """Bounds (seconds) of the waits a session performs (decision 32)."""
+    """Bounds (seconds) of the waits a session performs."""
 
     start_s: float
     barrier_s: float
@@ -84,7 +84,7 @@ class LeanSession:
         self.in_flight = 0
         self.last_used = time.monotonic()
         self.closed = False
-        # Issue 6 seam: scratch documents register their URIs here to receive notifications.
+        # Scratch documents register their URIs here to receive notifications.
         self.uri_observers: dict[str, Callable[[str, dict[str, Any]], None]] = {}
         self.handle_count: Callable[[], int] = lambda: 0
         # Told (path, new version or None when closed) whenever a source document's text in
@@ -101,7 +101,7 @@ class LeanSession:
         self.spawn: Callable[..., Any] | None = None
 
     def is_scratch_uri(self, uri: str) -> bool:
-        """Scratch documents (issue 6) never appear in navigation results."""
+        """Scratch documents never appear in navigation results."""
         return uri in self.uri_observers
 
     # -- lifecycle -------------------------------------------------------------------------

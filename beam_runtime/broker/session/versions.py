@@ -1,4 +1,4 @@
-"""Document versions, owned by the broker and monotonic per path for the process (decision 29).
+"""Document versions, owned by the broker and monotonic per path for the process.
 
 Lean accepts whatever version the client sends, so the broker is the only authority. Sessions
 come and go (drop, idle eviction, restart); this store outlives them, so a version number once

@@ -1,4 +1,4 @@
-"""Bounded waits (decision 45): a barrier that outlives the call which started it.
+"""Bounded waits (docs/MCP.md#bounded-waits): a barrier that outlives the call which started it.
 
 A call waits at most its ``wait_ms`` for a document's barrier. The barrier itself runs as a task
 in the server's long-lived task group, one per document version, so when the call gives up the

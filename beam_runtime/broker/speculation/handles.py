@@ -1,4 +1,4 @@
-"""Handles of speculative execution: broker-side records behind opaque ids (decision 39).
+"""Handles of speculative execution: broker-side records behind opaque ids.
 
 A handle remembers what a successful probe ran: the workspace, the session epoch, the source path
 and version, the position, the probe kind and the accumulated probe text. Clients only ever see
@@ -70,7 +70,7 @@ class HandleStore:
         )
 
     def lookup(self, handle_id: str, root: str, abs_path: str) -> HandleRecord:
-        """The live record, or the tool error the caller deserves (decision 39)."""
+        """The live record, or the tool error the caller deserves."""
         record = self.live.get(handle_id)
         if record is None:
             tomb = self.dead.get(handle_id)

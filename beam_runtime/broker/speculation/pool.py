@@ -9,6 +9,6 @@ class PoolConfig(NamedTuple):  # immutable records, 60 us to define (a frozen da
     """The scratch documents of speculative tools (``scratch.py``): how many, how long kept."""
 
     per_document: int = 1
-    per_process: int = 2  # each scratch document is a Lean worker process (decision 51)
+    per_process: int = 2  # each scratch document is a Lean worker process
     idle_s: float = 300.0
     wait_s: float = 600.0  # bound on queueing for a scratch document

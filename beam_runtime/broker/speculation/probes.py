@@ -1,6 +1,6 @@
 """What a probe sends to its scratch document, and how Lean's answer becomes a run result.
 
-Two kinds (decision 40, original section 8.7):
+Two kinds (docs/BROKER.md, "Speculative execution"):
 
 * **tactic probe** — Lean reports goals at the position. The scratch text is the document up to
   the position, the probe text (later lines indented to the probe's column), and a closing
@@ -67,7 +67,7 @@ def tactic_prefix(doc: DocumentText, line: int, character: int) -> tuple[str, in
 
 
 def command_boundary(doc: DocumentText, line: int, character: int) -> int:
-    """Line that starts the top-level command holding the position (decision 40).
+    """Line that starts the top-level command holding the position.
 
     A command starts at a line that begins in column 0 with something other than whitespace,
     ``|`` (a match arm) or a comment continuation; attribute and doc-comment lines directly

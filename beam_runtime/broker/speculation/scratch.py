@@ -6,12 +6,12 @@ once and afterwards only receives full-text ``didChange`` notifications, so Lean
 elaborated prefix shared by consecutive probes and only re-runs what follows the first changed
 command. It is never saved and never written.
 
-Pools (decision 40): at most ``per_document`` scratch documents per source document (probes on
-one document run in parallel up to that number, then queue) and ``per_process`` in total (making
-room closes the least recently used idle one; when all are busy the caller waits). Idle ones are
-closed after ``idle_s``, because each open document costs Lean a worker process. A
-``beyond_pool`` borrow (``lean_try``, decision 50) skips the per-document limit, so one call can
-use every scratch document the process cap allows; ``trim`` closes the extra ones afterwards.
+Pools: at most ``per_document`` scratch documents per source document (probes on one document run in
+parallel up to that number, then queue) and ``per_process`` in total (making room closes the least
+recently used idle one; when all are busy the caller waits). Idle ones are closed after ``idle_s``,
+because each open document costs Lean a worker process. A ``beyond_pool`` borrow (``lean_try``)
+skips the per-document limit, so one call can use every scratch document the process cap allows;
+``trim`` closes the extra ones afterwards.
 
 A worker loads its imports once, so a scratch document whose imports were rebuilt since it was
 opened is closed and opened again before the next probe (``freshness.py``).

@@ -217,7 +217,7 @@ class Speculation:
 
 
 def _bounded(limit_s: float, args: LeanArgs) -> float:
-    """The session's limit, or the caller's ``wait_ms`` when that is shorter (decision 45)."""
+    """The session's limit, or the caller's ``wait_ms`` when that is shorter."""
     wait_ms = getattr(args, "wait_ms", None)
     return limit_s if wait_ms is None else min(limit_s, wait_ms / 1000)
 

@@ -1,4 +1,4 @@
-"""``lean_try``: many tactics at many positions of one file in one call (decision 50).
+"""``lean_try``: many tactics at many positions of one file in one call.
 
 The real document is brought up to date once under its lock and asked for the goals at every
 position (each must be inside a proof). Then every (position, tactic) pair runs as a tactic
@@ -80,7 +80,7 @@ class Trial:
 
 
 def resolve_position(text: DocumentText, position: PositionForm) -> tuple[int, int]:
-    """(line, character) of one ``positions`` item, in any form of decision 46."""
+    """(line, character) of one ``positions`` item, in any position form."""
     from beam_runtime.broker.queries.positions import resolve
 
     return resolve(text, position)

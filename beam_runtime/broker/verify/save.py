@@ -1,4 +1,4 @@
-"""``lean_save``: which module a file is, what Lake wrote for it, and the source hash (decision 36).
+"""``lean_save``: which module a file is, what Lake wrote for it, and the source hash.
 
 Saving is a checkpoint through Lake: ``lake build +Module`` in the root, then the artifacts that
 exist under ``.lake/build`` are reported. It is not a clean batch build and the docs say so.
