@@ -88,6 +88,7 @@
         [
           pytest
           pytest-timeout
+          pytest-xdist
           hypothesis
           build
           ruff

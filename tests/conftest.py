@@ -1,8 +1,9 @@
 """Shared fixtures for every test area.
 
 - `beam_venv` (session): a wheel built from a copy of this checkout, installed into ONE temporary
-  venv per test run. Its `bin/lean-beam`, `bin/lean-beam-mcp` and `bin/beam-cli`
-  are the console scripts a pipx/uv/pip user would have.
+  venv per test run (under pytest-xdist the workers share it: the first builds it under a lock).
+  Its `bin/lean-beam`, `bin/lean-beam-mcp` and `bin/beam-cli` are the console scripts a
+  pipx/uv/pip user would have.
 - `fresh_home` (function): a `tests.support.installed.BeamHome` with an empty temporary HOME and
   nothing installed. `.run(argv)` runs a command with only HOME, PATH=/usr/bin:/bin, USER,
   SHELL, TERM and LOGNAME (keyword arguments add variables); `.install(*args)` runs
@@ -15,10 +16,12 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.support.installed import BeamHome, Installed, install_fresh
 from tests.support.installed import fresh_home as make_home
@@ -26,8 +29,20 @@ from tests.support.venv import wheel_venv
 
 
 @pytest.fixture(scope="session")
-def beam_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield wheel_venv(tmp_path_factory.mktemp("beam-wheel-venv"))
+def beam_venv(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[Path]:
+    if worker_id == "master":  # not under pytest-xdist
+        yield wheel_venv(tmp_path_factory.mktemp("beam-wheel-venv"))
+        return
+    # Under pytest-xdist every worker has its own base temp directory below one shared parent:
+    # the first worker builds the venv there under a lock, the others wait and reuse it.
+    shared = tmp_path_factory.getbasetemp().parent / "beam-wheel-venv"
+    built = shared / "built"  # holds the venv's path once the venv is complete
+    with FileLock(str(shared) + ".lock"):
+        if not built.exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            shared.mkdir()
+            built.write_text(str(wheel_venv(shared)))
+    yield Path(built.read_text())
 
 
 @pytest.fixture

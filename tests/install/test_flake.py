@@ -51,6 +51,7 @@ PYPI_TO_NIX = {
     "tomli": "tomli",
     "pytest": "pytest",
     "pytest-timeout": "pytest-timeout",
+    "pytest-xdist": "pytest-xdist",
     "hypothesis": "hypothesis",
     "mcp": "mcp",
     "build": "build",

@@ -115,6 +115,7 @@ let
     tomli = pythonPackage "tomli" "tomli" "2.2.1";
     pytest = pythonPackage "pytest" "pytest" "8.4.1";
     pytest-timeout = pythonPackage "pytest-timeout" "pytest-timeout" "2.4.0";
+    pytest-xdist = pythonPackage "pytest-xdist" "pytest-xdist" "3.7.0";
     hypothesis = pythonPackage "hypothesis" "hypothesis" "6.136.9";
     build = pythonPackage "build" "build" "1.2.2";
     ruff = pythonPackage "ruff" "ruff" "0.12.7";

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from tests.setup.conftest import CLIENTS, Beam, load_json, load_toml, snapshot
+from tests.support.installed import path_without_clients
 
 MARK = {"LEAN_BEAM_MANAGED": "1"}
 
@@ -203,11 +204,13 @@ def test_project_scope_writes_the_project_files(beam: Beam, tmp_path: Path) -> N
     assert not (project / ".codex").exists()
 
 
-def test_no_client_found_or_named(beam: Beam) -> None:
-    done = beam.beam("setup", "--json")
+def test_no_client_found_or_named(beam: Beam, tmp_path: Path) -> None:
+    # A PATH with no client CLI on it: CI installs the real ones into /usr/bin.
+    bare = path_without_clients(tmp_path / "bin")
+    done = beam.beam("setup", "--json", PATH=bare)
     assert done.code == 1 and done.error()["category"] == "noClientSelected"
     (beam.home / ".codex").mkdir()
-    found = beam.setup_json()
+    found = beam.setup_json(PATH=bare)
     assert [c["client"] for c in found["changes"]] == ["codex"]
     usage = beam.beam("setup", "emacs")
     assert usage.code == 2

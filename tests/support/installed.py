@@ -15,6 +15,19 @@ from pathlib import Path
 from typing import Any
 
 SHORT_PATH = "/usr/bin:/bin"
+# The client CLIs `lean-beam setup` looks for on PATH; CI installs some of them into /usr/bin.
+CLIENT_CLIS = ("claude", "codex", "cursor", "opencode", "gemini", "code", "vibe")
+
+
+def path_without_clients(where: Path) -> str:
+    """A PATH like SHORT_PATH with every client CLI left out: `where` gets links to the rest."""
+    where.mkdir(parents=True, exist_ok=True)
+    for folder in SHORT_PATH.split(":"):
+        for entry in os.scandir(folder):
+            target = where / entry.name
+            if entry.name not in CLIENT_CLIS and not target.exists():
+                target.symlink_to(entry.path)
+    return str(where)
 
 
 def client_env(home: Path, path: str = SHORT_PATH, **extra: str) -> dict[str, str]:
