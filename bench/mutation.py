@@ -1,7 +1,8 @@
 """Mutation audit of the safety checks: a fixed list of one-line mutants, each run against the
 fast tests that should catch it. A bench, not a test: it is never collected by pytest.
 
-Usage: python3 bench/mutation.py [--only MODULE ...] [--timeout SECONDS] [--work DIR]
+Usage: python3 bench/mutation.py [--list first|pins|second] [--only MODULE ...] [--timeout SECONDS]
+       [--work DIR]
 
 The repository (tracked and untracked, not ignored, files) is copied to a temporary directory with
 a virtual environment of its own (`pip install -e .[test]`, so console scripts, installed runtimes
@@ -437,6 +438,23 @@ MUTANTS: list[Mutant] = [
 ]
 
 
+def _pins() -> list[Mutant]:
+    from mutants_pins import PINS  # bench/ is on sys.path when this file runs as a script
+
+    return list(PINS)
+
+
+def _second() -> list[Mutant]:
+    from mutants_second import SECOND
+
+    return list(SECOND)
+
+
+# The first list (above) was written with the tests in view; `pins` holds one weakening per
+# safety check that a dedicated test pins; `second` was written from the product code alone.
+LISTS = {"first": lambda: MUTANTS, "pins": _pins, "second": _second}
+
+
 def copy_repo(work: Path) -> Path:
     listed = (
         subprocess.run(
@@ -564,11 +582,17 @@ def report(results: list[tuple[Mutant, str]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="modules to audit (default: all)")
+    parser.add_argument(
+        "--list",
+        choices=sorted(LISTS),
+        default="first",
+        help="which mutant list: the first one (below), the pinned checks, or the second one",
+    )
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant")
     parser.add_argument("--check", action="store_true", help="only check that snippets occur")
     parser.add_argument("--work", type=Path, help="reuse this work directory (kept afterwards)")
     args = parser.parse_args()
-    mutants = [m for m in MUTANTS if not args.only or m.module in args.only]
+    mutants = [m for m in LISTS[args.list]() if not args.only or m.module in args.only]
     if args.check:
         for m in mutants:
             count = (REPO / m.path).read_text(encoding="utf-8").count(m.original)
