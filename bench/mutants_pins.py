@@ -141,4 +141,34 @@ PINS: list[Mutant] = [
         "            if False:\n                out[key] = value",
         ("tests/mcp/test_budget_pins.py::test_a_path_is_never_cut_even_when_other_text_must_be",),
     ),
+    Mutant(
+        "positions",
+        "beam_runtime/broker/queries/positions.py",
+        "    if len(chosen) == 1 or exact:",
+        "    if chosen:",
+        (
+            "tests/agent/test_positions.py::test_an_ambiguous_declaration_name_is_refused_not_guessed",
+        ),
+    ),
+    Mutant(
+        "goals",
+        "beam_runtime/broker/queries/goals.py",
+        "            if word in _OPENERS:\n                depth += 1",
+        "            if word in _OPENERS:\n                pass",
+        ("tests/broker/test_goal_pins.py",),
+    ),
+    Mutant(
+        "goals",
+        "beam_runtime/broker/queries/goals.py",
+        "                depth = max(0, depth - 1)",
+        "                pass",
+        ("tests/broker/test_goal_pins.py",),
+    ),
+    Mutant(
+        "goals",
+        "beam_runtime/broker/queries/goals.py",
+        "        if entries and (in_target or not _starts_entry(line)):",
+        "        if entries and not _starts_entry(line):",
+        ("tests/broker/test_goal_pins.py",),
+    ),
 ]

@@ -78,3 +78,33 @@ def test_no_match_and_mixed_forms(servers: list[Server], project: Path) -> None:
     assert half["code"] == "invalidInput" and half["data"]["missing"] == "character"
     for reply in (missing, too_few, unknown, both, half):
         assert reply["data"]["fix"]
+
+
+AMBIGUOUS = """namespace A
+
+theorem foo : True := by
+  sorry
+
+end A
+
+namespace B
+
+theorem foo : True := by
+  sorry
+
+end B
+"""
+
+
+def test_an_ambiguous_declaration_name_is_refused_not_guessed(
+    servers: list[Server], project: Path
+) -> None:
+    (project / "Two.lean").write_text(AMBIGUOUS)
+    server = fake_server(servers)
+    base = {**workspace(project), "path": "Two.lean"}
+    refused = err(server, 1, "lean_hover", {**base, "declaration": "foo", "sorry": 1})
+    assert refused["data"]["reason"] == "noMatch"
+    assert refused["data"]["candidates"] == ["A.foo", "B.foo"]
+    assert "ambiguous" in refused["message"]
+    second = ok(server, 2, "lean_hover", {**base, "declaration": "B.foo", "sorry": 1})
+    assert second["position"] == {"line": 10, "character": 2}
