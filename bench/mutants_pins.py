@@ -171,4 +171,25 @@ PINS: list[Mutant] = [
         "        if entries and not _starts_entry(line):",
         ("tests/broker/test_goal_pins.py",),
     ),
+    Mutant(
+        "safe_read",
+        "beam_runtime/safe_read.py",
+        "    done.wait(timeout)",
+        "    done.wait(timeout / 1000)",
+        ("tests/hardening/test_safe_read.py::test_the_read_bound_is_in_seconds",),
+    ),
+    Mutant(
+        "safe_read",
+        "beam_runtime/safe_read.py",
+        '    return value if 0 < value < float("inf") else default',
+        '    return value * 1000 if 0 < value < float("inf") else default',
+        ("tests/hardening/test_safe_read.py::test_the_read_bound_is_in_seconds",),
+    ),
+    Mutant(
+        "safe_read",
+        "beam_runtime/safe_read.py",
+        "    return await call_async(partial(read_regular, path, cap), path, timeout)",
+        "    return call_bounded(partial(read_regular, path, cap), path, timeout)",
+        ("tests/hardening/test_safe_read.py::test_a_read_that_hangs_becomes_a_timeout",),
+    ),
 ]

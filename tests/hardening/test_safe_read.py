@@ -117,7 +117,6 @@ def test_async_reads_leave_the_loop_free(tmp_path: Path) -> None:
                     reasons.append("os")
             await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
-        assert ticks > 0
         return reasons
 
     assert anyio.run(main) == ["notRegular"] * 4 + ["os", "tooLarge"]
@@ -136,12 +135,27 @@ def test_a_read_that_hangs_becomes_a_timeout(tmp_path: Path) -> None:
             safe_read.read_bounded(str(mount / "Slow.lean"), safe_read.SMALL_CAP, timeout=0.5)
         assert caught.value.reason == "timeout" and "0.5 s" in caught.value.strerror
 
-        async def main() -> str:
-            with pytest.raises(RefusedRead) as late:
-                await safe_read.read_async(str(mount / "Slow.lean"), safe_read.SMALL_CAP, 0.5)
-            return late.value.reason
+        async def main() -> tuple[str, int]:
+            ticks = 0
 
-        assert anyio.run(main) == "timeout"
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await anyio.sleep(0.001)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ticker)
+                await anyio.sleep(0)  # the ticker's first tick happens before the read
+                ticks = 0
+                with pytest.raises(RefusedRead) as late:
+                    await safe_read.read_async(str(mount / "Slow.lean"), safe_read.SMALL_CAP, 0.5)
+                tg.cancel_scope.cancel()
+            return late.value.reason, ticks
+
+        reason, ticks = anyio.run(main)
+        # the loop kept running while the read hung: a blocked loop would not tick at all
+        assert reason == "timeout" and ticks >= 10, ticks
         assert safe_read.read_bounded(str(mount / "Fine.lean"), safe_read.SMALL_CAP, 5).startswith(
             b"theorem fine"
         )
@@ -176,3 +190,42 @@ def test_no_thread_left_is_a_refused_read(tmp_path: Path) -> None:
         check=False,
     )
     assert done.stdout.strip() == "refused noThread", (done.stdout, done.stderr[-1000:])
+
+
+TIMED_READ = r"""
+import sys, time
+from beam_runtime import safe_read
+started = time.monotonic()
+try:
+    safe_read.read_bounded(sys.argv[1], safe_read.SMALL_CAP)  # the default bound, from the env
+except safe_read.RefusedRead as exc:
+    print(exc.reason, round(time.monotonic() - started, 3), flush=True)
+# The abandoned thread stays stuck in the kernel until the mount goes: let go of stdout now, so
+# that the test reads its answer without waiting for the whole process to end.
+import os
+devnull = os.open(os.devnull, os.O_WRONLY)
+os.dup2(devnull, 1)
+os.dup2(devnull, 2)
+"""
+
+
+def test_the_read_bound_is_in_seconds(tmp_path: Path) -> None:
+    """BEAM_READ_TIMEOUT_S=1: a stuck read gives up after about one second, not at once and not
+    after the ten-second default (or a thousand)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "Slow.lean").write_text("theorem slow : True := trivial\n")
+    with slow_mount(source, tmp_path / "mnt", hang_read=("Slow.lean",)) as mount:
+        child = subprocess.Popen(
+            [sys.executable, "-c", TIMED_READ, str(mount / "Slow.lean")],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+            env={**os.environ, "BEAM_READ_TIMEOUT_S": "1"},
+        )
+        assert child.stdout is not None
+        answer = child.stdout.readline()
+    child.wait(timeout=30)  # the unmount released the stuck thread
+    reason, waited = answer.split()
+    assert reason == "timeout"
+    assert 0.9 <= float(waited) < 5, waited
