@@ -90,7 +90,7 @@ PINS: list[Mutant] = [
         RF,
         "            real = os.path.realpath(os.path.expanduser(token))",
         "            real = os.path.realpath(token)",
-        _t("test_a_registered_command_spelled_with_a_tilde_pins_its_runtime"),
+        _t("test_a_tilde_command_through_a_link_into_versions_pins_its_runtime"),
     ),
     Mutant(
         "references",
@@ -98,6 +98,7 @@ PINS: list[Mutant] = [
         '        if head.startswith("~"):\n            head = os.path.expanduser(head)',
         "        pass",
         _t("test_a_registered_command_spelled_with_a_tilde_pins_its_runtime"),
+        equivalent="the same token also reaches _linked_ids, which expands it and finds the id",
     ),
     Mutant(
         "prune",

@@ -267,3 +267,16 @@ def test_install_never_reuses_a_runtime_whose_bytecode_changed(installed: Instal
     assert done.code == 1, done.stdout
     error = done.error()
     assert error["category"] == "invalidRuntime" and "bytecode" in error["message"]
+
+
+def test_a_tilde_command_through_a_link_into_versions_pins_its_runtime(
+    installed: Installed,
+) -> None:
+    """`~/mylink/bin/...` where `~/mylink` leads to `versions/<id>`: only the link tells."""
+    old = clone_runtime(
+        installed.root, installed.runtime_id, variant="old", created_at="2001-01-01T00:00:00Z"
+    )
+    (installed.home / "mylink").symlink_to(installed.versions() / old)
+    write_codex(installed.home, {"lean-beam": "~/mylink/bin/lean-beam-mcp"})
+    by_id = {entry["id"]: entry for entry in _listing(installed)["runtimes"]}
+    assert [ref["server_name"] for ref in by_id[old]["referenced_by"]] == ["lean-beam"]
