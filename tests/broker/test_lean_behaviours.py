@@ -130,7 +130,8 @@ def test_keepalive_keeps_the_session_and_close_releases_it(
     ws = workspace(project)
     version = ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})["version"]
     _goals(server, 2, ws, version)
-    time.sleep(1.0)
+    # past the fake's 400 ms expiry, kept alive all along
+    until(lambda: _rpc_log(log).count("keepAlive") >= 5, "five keep-alives (500 ms)")
     assert _goals(server, 3, ws, version)["source"] == "rpc"
     until(lambda: _rpc_log(log).count("release") == 2, "a release of each answer's refs")
     methods = _rpc_log(log)

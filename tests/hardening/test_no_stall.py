@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from beam_runtime import safe_read
 from tests.broker.conftest import start
-from tests.broker.fake import FAST_FAKE, err, fake_server, ok, workspace
+from tests.broker.fake import FAST_FAKE, err, fake_server, ok, request_log, until, workspace
 from tests.mcp.helpers import Server, call, modern, structured
 from tests.runtime.clienv import SHORT_PATH, client_env, dev_command, run
 from tests.support.projects import lean_project
@@ -58,12 +57,17 @@ def test_bad_sources_are_tool_errors_and_the_server_keeps_answering(
     ok(server, 99, "lean_sync", {**ws, "path": "Main.lean"})
 
 
+def _barriers(log: Path) -> int:
+    return sum(e.get("request") == "textDocument/waitForDiagnostics" for e in request_log(log))
+
+
 def test_a_source_replaced_by_a_fifo_while_its_call_waits(
     servers: list[Server],
     project: Path,
 ) -> None:
     """The hostile case: the file passes resolution, then turns into a FIFO before it is read."""
-    server = fake_server(servers)
+    log = project.parent / "requests.jsonl"
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log))
     ws = workspace(project)
     ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
     (project / "Main.lean").write_text("example : True := by\n  sleep 1500\n  trivial\n")
@@ -71,7 +75,7 @@ def test_a_source_replaced_by_a_fifo_while_its_call_waits(
     # one gets it first is not fixed: both resolve the path off the loop, in parallel.
     server.send(call(2, "lean_sync", {**ws, "path": "Main.lean"}))
     server.send(call(3, "lean_sync", {**ws, "path": "Main.lean"}))
-    time.sleep(0.4)
+    until(lambda: _barriers(log) >= 2, "a barrier on the new text (the first sync made one)")
     fifo = project / "fifo.tmp"
     os.mkfifo(fifo)
     os.replace(fifo, project / "Main.lean")
