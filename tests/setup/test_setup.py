@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from tests.setup.conftest import CLIENTS, Beam, load_json, load_toml, snapshot
@@ -204,10 +205,15 @@ def test_project_scope_writes_the_project_files(beam: Beam, tmp_path: Path) -> N
 
 
 def test_no_client_found_or_named(beam: Beam) -> None:
-    done = beam.beam("setup", "--json")
+    # a PATH without client commands (CI installs the real client CLIs into /usr/bin); the
+    # wrapper needs readlink
+    bare = beam.home / "bare-bin"
+    bare.mkdir()
+    (bare / "readlink").symlink_to(shutil.which("readlink") or "/bin/readlink")
+    done = beam.beam("setup", "--json", PATH=str(bare))
     assert done.code == 1 and done.error()["category"] == "noClientSelected"
     (beam.home / ".codex").mkdir()
-    found = beam.setup_json()
+    found = beam.setup_json(PATH=str(bare))
     assert [c["client"] for c in found["changes"]] == ["codex"]
     usage = beam.beam("setup", "emacs")
     assert usage.code == 2
