@@ -23,6 +23,8 @@ _WORDS: tuple[tuple[str, str], ...] = (
     (_NAME + r"wait_ms\b", "--wait-ms"),
     (_NAME + r"line1\b", "--line1"),
     (_NAME + r"stop_on_first_success\b", "--stop-on-first-success"),
+    (r"\(or suggest: true\)", "(or --suggest)"),
+    (r"tactic texts in tactics\b", "--tactic flags"),
     (_NAME + r"lean_(sync|goals|hover|run_at|try|todo|verify|search)\b", r"`lean-beam lean \1`"),
     (r"\bcall (it )?again\b", r"run it again"),
     (r"\bcall the tool again\b", "run the command again"),
@@ -34,6 +36,7 @@ def cli_words(text: str) -> str:
     """`text` with MCP argument and tool names replaced by this command's flags and commands."""
     for pattern, replacement in _WORDS:
         text = re.sub(pattern, replacement, text)
+    text = re.sub(_NAME + r"tactics\[(\d+)\]", lambda m: f"--tactic {int(m[1]) + 1}", text)
     return re.sub(r"`lean-beam lean run_at`", "`lean-beam lean run-at`", text)
 
 

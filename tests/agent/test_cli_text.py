@@ -150,3 +150,14 @@ def test_errors_name_the_command_flags(project: Path) -> None:
     assert "--line with --character" in error["message"] and error["data"]["fix"]
     slow = lean(project, "goals", "Main.lean", "--line1", "4", "--match", "sorry", "--wait-ms", "0")
     assert slow.returncode == 1 and "--wait-ms" in slow.stderr and "wait_ms" not in slow.stderr
+
+
+def test_try_errors_name_its_flags(project: Path) -> None:
+    (project / "Main.lean").write_text(SOURCE)
+    at = ("try", "Main.lean", "--line1", "4", "--match", "sorry")
+    nothing = lean(project, *at)
+    assert nothing.returncode == 1
+    assert "--suggest" in nothing.stderr and "--tactic" in nothing.stderr
+    assert "suggest: true" not in nothing.stderr and "in tactics" not in nothing.stderr
+    blank = lean(project, *at, "--tactic", "rfl", "--tactic", " ")
+    assert blank.returncode == 1 and "error: invalidInput: --tactic 2 is blank" in blank.stderr
