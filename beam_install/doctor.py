@@ -4,8 +4,9 @@ Sections: this process, the install root (marker, allowed entries, `current`, wr
 runtime (validity, interpreter, leases), MCP client registrations, the Lean toolchain of the
 project in the current directory, a live MCP round trip through `<root>/bin/lean-beam-mcp`
 run with only the variables MCP clients pass, and one through each registration's
-own command (`--client NAME`: only that client's, without the wrapper's self-check). An
-interrupted `lean-beam setup` is rolled back first. "Everything works" needs a Lean toolchain.
+own command, spoken as its client speaks (`--client NAME`: only that client's, without the
+wrapper's self-check, plus the client's trust and approval gates). An interrupted
+`lean-beam setup` is rolled back first. "Everything works" needs a Lean toolchain.
 """
 
 from __future__ import annotations
@@ -359,7 +360,10 @@ def check_registrations(
 def check_round_trips(
     report: DoctorReport, entries: list[Any], cwd: Path, env: Mapping[str, str]
 ) -> None:
-    """Start each registered command exactly as stored, with the client's bare environment."""
+    """Start each registered command exactly as stored, with the client's bare environment, in
+    the directory the client starts it in, and speak to it as that client does."""
+    from beam_install.clients import project_of
+    from beam_install.clients.profiles import profile_for
     from beam_install.mcp_probe import round_trip
     from beam_runtime.toolchain import seconds_from_env
 
@@ -377,13 +381,26 @@ def check_round_trips(
             )
             continue
         child_env = {**client_env(env), **entry.env}
-        key = (tuple(entry.command), tuple(sorted(child_env.items())))
+        project = project_of(entry.client, entry.config, entry.server_name, env)
+        start_in = project if project is not None and project.is_dir() else cwd
+        key = (entry.client, tuple(entry.command), tuple(sorted(child_env.items())), start_in)
         if key not in done:
-            done[key] = round_trip(entry.command, child_env, str(cwd), timeout)
+            profile = profile_for(entry.client)
+            done[key] = round_trip(entry.command, child_env, str(start_in), timeout, profile)
         outcome = done[key]
         argv = " ".join(q(a) for a in entry.command)
         if outcome.ok:
             report.add("mcp round trip", name, OK, f"{argv}: {outcome.detail}")
+        elif outcome.rejected:
+            report.add(
+                "mcp round trip",
+                name,
+                FAIL,
+                f"{argv}: {outcome.detail}",
+                f"run `lean-beam install` (a current lean-beam answers the revision the client "
+                f"asks for), then `lean-beam setup {entry.client} --refresh --yes` and restart "
+                "the client",
+            )
         else:
             report.add(
                 "mcp round trip",
@@ -392,6 +409,16 @@ def check_round_trips(
                 f"{argv}: {outcome.detail}",
                 f"lean-beam setup {entry.client} --refresh --yes, or fix {entry.config}",
             )
+
+
+def check_gates(
+    report: DoctorReport, client: str, entries: list[Any], cwd: Path, env: Mapping[str, str]
+) -> None:
+    """The client's trust and approval state for these registrations (warnings with fixes)."""
+    from beam_install.clients.gates import gates
+
+    for gate in gates(client, entries, cwd, env):
+        report.add("client trust", gate.name, OK if gate.ok else WARN, gate.detail, gate.fix)
 
 
 def check_setup_journal(report: DoctorReport, root: Path) -> None:
@@ -566,4 +593,6 @@ def run_doctor(
         if client is None:
             check_mcp(report, root, cwd, env)
         check_round_trips(report, registered, cwd, env)
+        if client is not None:
+            check_gates(report, client, registered, cwd, env)
     return report

@@ -1,7 +1,9 @@
 """The two MCP protocol families and the state machine that picks one per transport.
 
-Modern (2026-07-28) requests carry their own metadata in `params._meta`; legacy (2025-11-25)
-clients initialize once. `server/discover` is modern but never selects the family.
+Modern (2026-07-28) requests carry their own metadata in `params._meta`; legacy clients
+initialize once, and `initialize` settles the legacy revision of the connection: the one the
+client asked for when this server can serve it, else the newest. `server/discover` is modern but
+never selects the family.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from beam_mcp.wire import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_VERSION, 
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
+# Legacy revisions `initialize` answers with themselves (oldest first); any other gets the newest.
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", LEGACY_VERSION)
+# The first revision with structured tool output (`structuredContent`, `outputSchema`).
+STRUCTURED_SINCE = "2025-06-18"
 SUPPORTED_MODERN = (MODERN_VERSION,)
 
 META_PREFIX = "io.modelcontextprotocol/"
@@ -58,6 +64,12 @@ class FamilyState:
 
     family: Family = Family.NONE
     lifecycle: Lifecycle = Lifecycle.FRESH
+    revision: str = LEGACY_VERSION  # the legacy revision `initialize` settled
+
+    @property
+    def structured(self) -> bool:
+        """Whether results carry `structuredContent` (and tools their `outputSchema`)."""
+        return self.family is Family.MODERN or has_structured_output(self.revision)
 
     def cross_family(self, attempted: Family) -> RpcError:
         return RpcError(
@@ -65,6 +77,15 @@ class FamilyState:
             f"this transport already selected the {self.family.value} protocol family; "
             f"{attempted.value} traffic is not allowed",
         )
+
+
+def negotiate(requested: str) -> str:
+    """The revision an `initialize` proposing `requested` is answered with."""
+    return requested if requested in LEGACY_VERSIONS else LEGACY_VERSION
+
+
+def has_structured_output(revision: str) -> bool:
+    return LEGACY_VERSIONS.index(revision) >= LEGACY_VERSIONS.index(STRUCTURED_SINCE)
 
 
 def is_modern(method: str, params: dict[str, Any]) -> bool:

@@ -229,10 +229,11 @@ class Router:
         fam.check_initialize(req.params)
         self.state.family = Family.LEGACY
         self.state.lifecycle = Lifecycle.INITIALIZED
+        self.state.revision = fam.negotiate(req.params["protocolVersion"])
         self.respond(
             req.id,
             {
-                "protocolVersion": fam.LEGACY_VERSION,
+                "protocolVersion": self.state.revision,
                 "capabilities": CAPABILITIES,
                 "serverInfo": self.server_info,
                 "instructions": INSTRUCTIONS,
@@ -291,7 +292,10 @@ class Router:
         if self._tools_list is None:
             with open(SCHEMA_FILE, "rb") as handle:
                 self._tools_list = json.load(handle)
-        self.respond(req.id, self._tools_list, modern, cache=True)
+        listed = self._tools_list
+        if not modern:
+            listed = tools_for_revision(listed, self.state.revision)
+        self.respond(req.id, listed, modern, cache=True)
 
     def _call(self, req: Request, modern: bool, log_level: str | None) -> PendingCall | None:
         params = req.params
@@ -378,9 +382,23 @@ class Router:
         body = content if error is None else error.content()
         extra = self._tool_decoration() if modern else {}
         message = tool_result_message(
-            rid, body, error is not None, extra, self.settings.result_bytes
+            rid,
+            body,
+            error is not None,
+            extra,
+            self.settings.result_bytes,
+            structured=modern or self.state.structured,
         )
         self.outbox.send(message, self.release(rid))
+
+
+def tools_for_revision(listed: dict[str, Any], revision: str) -> dict[str, Any]:
+    """The `tools/list` payload as a legacy revision knows it: no `outputSchema` before
+    structured tool output existed. `listed` itself is left as it is."""
+    if fam.has_structured_output(revision):
+        return listed
+    tools = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listed["tools"]]
+    return {**listed, "tools": tools}
 
 
 @cache

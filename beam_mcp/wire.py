@@ -137,9 +137,16 @@ def compact(value: Any) -> str:
 
 
 def tool_result_message(
-    rid: RequestId, body: Any, is_error: bool, extra: dict[str, Any], budget: int | None = None
+    rid: RequestId,
+    body: Any,
+    is_error: bool,
+    extra: dict[str, Any],
+    budget: int | None = None,
+    *,
+    structured: bool = True,
 ) -> bytes:
-    """A `tools/call` answer carrying `body` as structured content and as its JSON text.
+    """A `tools/call` answer carrying `body` as its JSON text and, when `structured`, as
+    structured content too (revisions before structured tool output get the text alone).
 
     The text is compact JSON with non-ASCII characters as themselves; over `budget` UTF-8 bytes
     the body is cut first (`beam_mcp.budget`). The body is encoded once and spliced in:
@@ -154,14 +161,23 @@ def tool_result_message(
         body = bound(body, budget, lambda value: _utf8_size(_encode_text(value)))
         text = _encode_text(body)
     try:
-        return _spliced(_encode_text, rid, text, is_error, extra).encode("utf-8")
+        return _spliced(_encode_text, rid, text, is_error, extra, structured).encode("utf-8")
     except UnicodeEncodeError:
-        return _spliced(_encode, rid, _encode(body), is_error, extra).encode("utf-8")
+        return _spliced(_encode, rid, _encode(body), is_error, extra, structured).encode("utf-8")
 
 
-def _spliced(encoder: Any, rid: RequestId, text: str, is_error: bool, extra: dict[str, Any]) -> str:
+def _spliced(
+    encoder: Any,
+    rid: RequestId,
+    text: str,
+    is_error: bool,
+    extra: dict[str, Any],
+    structured: bool,
+) -> str:
     result = {"content": [{"type": "text", "text": text}], "isError": is_error, **extra}
     head: str = encoder({"jsonrpc": "2.0", "id": rid, "result": result})
+    if not structured:
+        return head + "\n"
     return head[:-2] + ',"structuredContent":' + text + "}}\n"
 
 

@@ -45,7 +45,11 @@ ROUTER = (
     "tests/mcp/test_wire.py",
     "tests/mcp/test_tools.py",
 )
-FAMILIES = ("tests/mcp/test_families.py", "tests/mcp/test_families_validation.py")
+FAMILIES = (
+    "tests/mcp/test_families.py",
+    "tests/mcp/test_families_validation.py",
+    "tests/mcp/test_negotiation.py",
+)
 PRUNE = (
     "tests/runtime/test_prune_rechecks.py",
     "tests/runtime/test_prune_deletion.py",
@@ -136,6 +140,20 @@ MUTANTS: list[Mutant] = [
         F,
         "    if META_LOG_LEVEL in meta and level not in LOG_RANK:",
         "    if False:",
+        FAMILIES,
+    ),
+    Mutant(
+        "families",
+        F,
+        "    return requested if requested in LEGACY_VERSIONS else LEGACY_VERSION",
+        "    return LEGACY_VERSION",
+        FAMILIES,
+    ),
+    Mutant(
+        "families",
+        F,
+        "LEGACY_VERSIONS.index(revision) >= LEGACY_VERSIONS.index(STRUCTURED_SINCE)",
+        "LEGACY_VERSIONS.index(revision) > LEGACY_VERSIONS.index(STRUCTURED_SINCE)",
         FAMILIES,
     ),
     # prune

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import click
 
+from beam_install.cli.client_names import ALIAS_HELP, ClientName
 from beam_runtime.cli.output import emit
-from beam_runtime.references import CLIENTS
 
 
 @click.command("doctor")
 @click.option("--install-root", default=None, help="Install root (default: BEAM_INSTALL_ROOT).")
 @click.option(
     "--client",
-    type=click.Choice(CLIENTS),
+    type=ClientName(),
     default=None,
-    help="Check only this client's registrations, by running their stored command.",
+    help="Check only this client's registrations, by running their stored command as the "
+    "client does, and its trust and approval state. " + ALIAS_HELP,
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
 def doctor(install_root: str | None, client: str | None, as_json: bool) -> None:

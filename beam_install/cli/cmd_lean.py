@@ -1,10 +1,11 @@
-"""`lean-beam lean sync|goals|hover|run-at|todo|verify FILE`: the Lean tools from a shell.
+"""`lean-beam lean sync|goals|hover|run-at|try|todo|verify FILE`, `search QUERY`: Lean from a shell.
 
 Each command runs one broker operation in-process (no MCP server): it starts Lean for the
-project, prints what an agent would read (`--json`: the tool's result as compact JSON), stops
-Lean and exits 1 when Lean reports errors (or the probe fails), 1 with `error:`/`fix:` on stderr
-for a tool error. Lean is started with `--lean-cmd`, else through `--beam-cli` (default: the
-`beam-cli` next to this command, else on PATH).
+project, prints the result for a person (`lean_text`; `--json`: the tool's result as compact
+JSON), stops Lean and exits 1 when Lean reports errors (or the probe fails), 1 with
+`error:`/`fix:` on stderr for a tool error, worded with this command's flags. Lean is started
+with `--lean-cmd`, else through `--beam-cli` (default: the `beam-cli` next to this command, else
+on PATH).
 """
 
 from __future__ import annotations
@@ -80,9 +81,9 @@ def sync(**options: Any) -> None:
 @_position
 @click.option("--mode", type=click.Choice(["before", "after"]), default="before", show_default=True)
 def goals(**options: Any) -> None:
-    """Tactic goals at a position of FILE."""
+    """Tactic goals at a position of FILE, as Lean shows them."""
     result = _run("lean_goals", options, {"mode": options["mode"]})
-    _print(result, options["as_json"], None)
+    _print(result, options["as_json"], _text("goals"))
 
 
 @lean.command("hover")
@@ -90,7 +91,7 @@ def goals(**options: Any) -> None:
 @_position
 def hover(**options: Any) -> None:
     """Hover information at a position of FILE."""
-    _print(_run("lean_hover", options, {}), options["as_json"], None)
+    _print(_run("lean_hover", options, {}), options["as_json"], _text("hover"), options["file"])
 
 
 @lean.command("run-at")
@@ -100,8 +101,34 @@ def hover(**options: Any) -> None:
 def run_at(**options: Any) -> None:
     """Try text at a position of FILE (never written to disk); exit 1 when it fails."""
     result = _run("lean_run_at", options, {"text": options["text"]})
-    _print(result, options["as_json"], None)
+    _print(result, options["as_json"], _text("run_at"), options["file"])
     raise SystemExit(0 if result.get("success") else 1)
+
+
+@lean.command("try")
+@_common
+@_position
+@click.option(
+    "--tactic", "tactics", multiple=True, help="A tactic to try at the position (repeatable)."
+)
+@click.option("--stop-on-first-success", is_flag=True, help="Stop once one tactic succeeds.")
+@click.option("--limit", type=click.IntRange(1, 1024), help="Run at most this many tactics.")
+@click.option("--suggest", is_flag=True, help="Also run exact?, apply?, simp? (aesop?).")
+def try_(**options: Any) -> None:
+    """Try several tactics at a position of FILE at once; exit 1 when none succeeds."""
+    from beam_runtime.broker.standalone import At
+
+    at = At(**_position_of(options))
+    extra = {
+        "positions": [at],
+        "tactics": list(options["tactics"]),
+        "stop_on_first_success": options["stop_on_first_success"],
+        "limit": options["limit"],
+        "suggest_tactics": options["suggest"],
+    }
+    result = _run("lean_try", options, extra, positioned=False)
+    _print(result, options["as_json"], _text("trying"))
+    raise SystemExit(0 if any(r.get("success") for r in result.get("results", [])) else 1)
 
 
 @lean.command("todo")
@@ -116,26 +143,98 @@ def todo(**options: Any) -> None:
 def verify(**options: Any) -> None:
     """Build FILE and what imports it with Lake, check axioms; exit 1 unless ok."""
     result = _run("lean_verify", options, {})
-    _print(result, options["as_json"], None)
+    _print(result, options["as_json"], _text("verify"))
     raise SystemExit(0 if result.get("ok") else 1)
+
+
+@lean.command("search")
+@click.argument("query")
+@click.option(
+    "--root",
+    help="Project root (default: nearest directory with a lean-toolchain or lakefile above "
+    "the current directory).",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(
+        [
+            "theorem",
+            "lemma",
+            "def",
+            "abbrev",
+            "instance",
+            "structure",
+            "inductive",
+            "class",
+            "opaque",
+            "axiom",
+        ]
+    ),
+    help="Only declarations of this kind (theorem includes lemma).",
+)
+@click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="The tool's result as JSON.")
+def search(query: str, root: str | None, kind: str | None, limit: int, as_json: bool) -> None:
+    """Declarations of the project and its dependencies matching QUERY; exit 1 when none."""
+    import anyio
+
+    from beam_runtime.broker.errors import BrokerError
+    from beam_runtime.broker.standalone import Call, config, run_once
+
+    where = _root(root, os.getcwd(), as_json)
+    call = Call(path="", query=query, kind=kind, limit=limit)
+    try:
+        result: dict[str, Any] = anyio.run(run_once, config(None, None), where, "lean_search", call)
+    except BrokerError as error:
+        _fail(error.code, error.message, error.data, as_json)
+    _print(result, as_json, _text("search"))
+    raise SystemExit(0 if result.get("hits") else 1)
 
 
 # ---------------------------------------------------------------------- running
 
 
-def _run(tool: str, options: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+_FORMS = (("line", "character"), ("line1", "match"), ("declaration", "sorry"))
+_FLAGS = "--line with --character, --line1 with --match, or --declaration with --sorry"
+
+
+def _position_of(options: dict[str, Any]) -> dict[str, Any]:
+    """The position flags, checked here so a wrong form fails before Lean starts."""
+    position: dict[str, Any] = {
+        k: options.get(k)
+        for k in ("line", "character", "line1", "occurrence", "declaration", "sorry")
+    }
+    position["match"] = options.get("match_text")
+    given = [form for form in _FORMS if any(position[name] is not None for name in form)]
+    as_json = options["as_json"]
+    if len(given) != 1:
+        fix = {"fix": "pass exactly one of them"}
+        _fail("invalidInput", f"name the position in exactly one way: {_FLAGS}", fix, as_json)
+    missing = [name for name in given[0] if position[name] is None and name != "sorry"]
+    if missing:
+        partner = next(name for name in given[0] if name not in missing)
+        _fail(
+            "invalidInput",
+            f"--{missing[0]} is missing (it goes with --{partner})",
+            {"fix": f"pass --{missing[0]} too"},
+            as_json,
+        )
+    return position
+
+
+def _run(
+    tool: str, options: dict[str, Any], extra: dict[str, Any], positioned: bool | None = None
+) -> dict[str, Any]:
     import anyio
 
     from beam_runtime.broker.errors import BrokerError
     from beam_runtime.broker.standalone import Call, config, run_once
 
     file = os.path.abspath(options["file"])
-    root = _root(options["root"], file, options["as_json"])
-    position: dict[str, Any] = {
-        k: options.get(k)
-        for k in ("line", "character", "line1", "occurrence", "declaration", "sorry")
-    }
-    position["match"] = options.get("match_text")
+    root = _root(options["root"], os.path.dirname(file), options["as_json"])
+    if positioned is None:
+        positioned = "line1" in options
+    position = _position_of(options) if positioned else {}
     call = Call(path=file, wait_ms=options["wait_ms"], **position, **extra)
     lean_cmd = tuple(shlex.split(options["lean_cmd"])) if options["lean_cmd"] else None
     broker_config = config(lean_cmd, None if lean_cmd else _beam_cli(options["beam_cli"]))
@@ -146,16 +245,17 @@ def _run(tool: str, options: dict[str, Any], extra: dict[str, Any]) -> dict[str,
     return result
 
 
-def _root(given: str | None, file: str, as_json: bool) -> str:
+def _root(given: str | None, near: str, as_json: bool) -> str:
+    """`--root`, else the nearest Lean project at or above the directory `near`."""
     from beam_runtime.toolchain import find_project_root
 
     if given is not None:
         return os.path.realpath(given)
-    found = find_project_root(Path(file).parent)
+    found = find_project_root(Path(near))
     if found is None:
         _fail(
             "invalidInput",
-            f"no Lean project (lean-toolchain or lakefile) above {file}",
+            f"no Lean project (lean-toolchain or lakefile) at or above {near}",
             {"fix": "pass --root with the project's directory"},
             as_json,
         )
@@ -172,10 +272,12 @@ def _beam_cli(given: str | None) -> str | None:
 
 
 def _fail(code: str, message: str, data: dict[str, Any] | None, as_json: bool) -> NoReturn:
+    from beam_install.cli.lean_text import cli_words
     from beam_runtime.broker.fixes import fix_for
 
     details: dict[str, Any] = dict(data or {})
-    details.setdefault("fix", fix_for(code, data))
+    details["fix"] = cli_words(str(details.get("fix") or fix_for(code, data)))
+    message = cli_words(message)
     body = {"code": code, "message": message, "data": details}
     if as_json:
         sys.stderr.write(json.dumps({"error": body}, ensure_ascii=False) + "\n")
@@ -187,11 +289,17 @@ def _fail(code: str, message: str, data: dict[str, Any] | None, as_json: bool) -
 # ---------------------------------------------------------------------- printing
 
 
-def _print(result: dict[str, Any], as_json: bool, text: Any) -> None:
+def _text(name: str) -> Any:
+    from beam_install.cli import lean_text
+
+    return getattr(lean_text, name)
+
+
+def _print(result: dict[str, Any], as_json: bool, text: Any, path: str | None = None) -> None:
     if as_json:
         out = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
     elif text is not None:
-        out = text(result)
+        out = text({"path": path, **result} if path is not None else result)
     else:
         out = json.dumps(
             {k: v for k, v in result.items() if k != "workspace"}, ensure_ascii=False, indent=1

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import click
 
+from beam_install.cli.client_names import ALIAS_HELP, ClientName
 from beam_runtime.cli.output import emit, fail
 from beam_runtime.errors import BeamError
-from beam_runtime.references import CLIENTS
 
 _LOCK_HELP = "Seconds to wait for another setup, remove or uninstall."
 
 
-@click.command("setup")
-@click.argument("clients", nargs=-1, type=click.Choice(CLIENTS))
+@click.command("setup", epilog=ALIAS_HELP)
+@click.argument("clients", nargs=-1, type=ClientName())
 @click.option("--all", "all_clients", is_flag=True, help="Every supported client.")
 @click.option(
     "--scope",
@@ -81,8 +81,8 @@ def setup(
     emit(result, as_json)
 
 
-@click.command("remove")
-@click.argument("clients", nargs=-1, type=click.Choice(CLIENTS))
+@click.command("remove", epilog=ALIAS_HELP)
+@click.argument("clients", nargs=-1, type=ClientName())
 @click.option("--all", "all_clients", is_flag=True, help="Every supported client.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing (the default).")
 @click.option("--yes", is_flag=True, help="Apply the plan.")

@@ -14,7 +14,7 @@ from pathlib import Path
 from beam_install.clients.formats import CodexFormat, Format, JsonFormat, VibeFormat
 from beam_runtime.references import CLIENTS, project_config, user_config
 
-__all__ = ["CLIENTS", "config_path", "detect", "format_for", "skill_host"]
+__all__ = ["CLIENTS", "config_path", "detect", "format_for", "project_of", "skill_host"]
 
 _CLI_NAMES = {
     "claude-code": "claude",
@@ -63,3 +63,21 @@ def detect(env: Mapping[str, str]) -> list[str]:
         if shows or shutil.which(_CLI_NAMES[client], path=path):
             found.append(client)
     return found
+
+
+def project_of(client: str, config: Path, server_name: str, env: Mapping[str, str]) -> Path | None:
+    """The project a registration belongs to (where its client starts it); None: user-wide.
+
+    A project file (`<dir>/.mcp.json`, `<dir>/.codex/config.toml`, ...) belongs to `<dir>`;
+    Claude Code's local servers (`projects.<dir>.mcpServers` in `~/.claude.json`, read as
+    `NAME (project DIR)`) to that directory.
+    """
+    marker = " (project "
+    if client == "claude-code" and marker in server_name and server_name.endswith(")"):
+        return Path(server_name.split(marker, 1)[1][:-1])
+    if os.path.abspath(config) == os.path.abspath(user_config(client, env)):
+        return None
+    for project in (config.parent, config.parent.parent):
+        if os.path.abspath(project_config(client, project)) == os.path.abspath(config):
+            return project
+    return None

@@ -3,7 +3,8 @@
 It builds the broker's configuration from a launch choice (``--lean-cmd`` or ``beam-cli``) and
 default limits, runs one operation on a fresh broker inside its own task group, and shuts Lean
 down again. Operations are the ones the MCP tools run (``operations``, ``queries``, the
-speculation tools), with the same arguments as attributes and the same results and errors.
+speculation tools, ``lean_try``, ``lean_verify``, and ``lean_search``, which needs no session),
+with the same arguments as attributes and the same results and errors.
 """
 
 from __future__ import annotations
@@ -20,6 +21,19 @@ from beam_runtime.broker.speculation.pool import PoolConfig
 if TYPE_CHECKING:
     from beam_runtime.broker.session.reporting import Context
     from beam_runtime.broker.session.session import LeanSession
+
+
+@dataclass
+class At:
+    """One position of ``lean_try``'s ``positions``, in one position form."""
+
+    line: int | None = None
+    character: int | None = None
+    line1: int | None = None
+    match: str | None = None
+    occurrence: int | None = None
+    declaration: str | None = None
+    sorry: int | None = None
 
 
 @dataclass
@@ -50,6 +64,40 @@ class Call:
     paths: list[str] | None = None
     declarations: list[str] | None = None
     receipt: dict[str, Any] | None = None
+    positions: list[At] = field(default_factory=list)
+    tactics: list[str] = field(default_factory=list)
+    stop_on_first_success: bool = False
+    limit: int | None = None
+    query: str = ""
+    kind: str | None = None
+    suggest_tactics: bool = False  # lean_try's `suggest` (``suggest`` is lean_todo's)
+
+
+@dataclass
+class TryCall:
+    """``lean_try``'s arguments, taken from a ``Call``."""
+
+    path: str
+    version: int | None
+    wait_ms: int
+    positions: list[At]
+    tactics: list[str]
+    stop_on_first_success: bool
+    limit: int | None
+    suggest: bool
+
+    @classmethod
+    def of(cls, call: Call) -> TryCall:
+        return cls(
+            call.path,
+            call.version,
+            call.wait_ms,
+            call.positions,
+            call.tactics,
+            call.stop_on_first_success,
+            call.limit,
+            call.suggest_tactics,
+        )
 
 
 class QuietContext:
@@ -90,13 +138,20 @@ async def run_once(broker_config: BrokerConfig, root: str, tool: str, call: Call
     import anyio
 
     broker = Broker(broker_config)
-    operation = _operation(tool, broker)
+    operation = None if tool == "lean_search" else _operation(tool, broker)
     result: dict[str, Any] = {}
     failure: BrokerError | None = None
     async with anyio.create_task_group() as group:
         broker.attach(group)
         try:
-            result = await broker.run(root, call.path, operation, call, QuietContext(tool))
+            if operation is None:  # no Lean session: the declaration index alone
+                limit = call.limit or 20
+                searches = broker.searches()
+                result = await searches.search(
+                    root, call.query, call.kind, limit, QuietContext(tool)
+                )
+            else:
+                result = await broker.run(root, call.path, operation, call, QuietContext(tool))
         except BrokerError as error:  # raised here it would leave as an ExceptionGroup
             failure = error
         finally:
@@ -119,6 +174,11 @@ def _operation(tool: str, broker: Broker) -> Operation[Call]:
     async def run_at(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
         return await broker.speculation.run_at(session, call, ctx, keep=False)
 
+    async def trying(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
+        from beam_runtime.broker.speculation.trying import run_try
+
+        return dict(await run_try(broker.speculation, session, TryCall.of(call), ctx))
+
     async def verify(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
         from beam_runtime.broker.verify import verify as verifying
 
@@ -134,6 +194,7 @@ def _operation(tool: str, broker: Broker) -> Operation[Call]:
         "lean_todo": queries.todo,
         "lean_run_at": run_at,
         "lean_verify": verify,
+        "lean_try": trying,
     }
     if tool not in found:
         raise BrokerError(

@@ -28,7 +28,7 @@ def test_discover_is_neutral_then_legacy(server: Server) -> None:
     assert "workspace" in found["instructions"]
     assert "progressToken" in found["instructions"]  # said once here, not per tool
     init = server.ask(request(2, "initialize", INIT))["result"]
-    assert init["protocolVersion"] == LEGACY
+    assert init["protocolVersion"] == INIT["protocolVersion"]  # a revision it serves
     assert "resultType" not in init and "ttlMs" not in init
     server.send(initialized())
     listed = server.ask(request(3, "tools/list"))["result"]
@@ -61,7 +61,8 @@ def test_modern_tool_call_selects_modern(server: Server) -> None:
 def test_invalid_modern_request_does_not_select(server: Server) -> None:
     bad = modern(1, "tools/list", None, {"io.modelcontextprotocol/protocolVersion": "1999-01-01"})
     assert error_code(server.ask(bad)) == -32022
-    assert server.ask(request(2, "initialize", INIT))["result"]["protocolVersion"] == LEGACY
+    init = server.ask(request(2, "initialize", {**INIT, "protocolVersion": "1999-01-01"}))
+    assert init["result"]["protocolVersion"] == LEGACY
 
 
 def test_legacy_lifecycle_order(server: Server) -> None:

@@ -1,34 +1,27 @@
 """The real `codex` and `claude` CLIs (npm `@openai/codex`, `@anthropic-ai/claude-code`) read
 what setup wrote, rewrite their own files, and setup/remove still recognise our entry.
 
-Skipped unless the CLIs are found: on PATH, or in `$BEAM_CLIENT_CLI_DIR` (e.g. a directory made
-with `npm install @openai/codex @anthropic-ai/claude-code`, then its `node_modules/.bin`).
+The CLIs are found on PATH or in `$BEAM_CLIENT_CLI_DIR` (`tests/support/clients.py`); without
+them these tests skip locally and fail under CI=true (`.ci/run` installs the pinned versions).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-
-import pytest
 
 from tests.runtime.clienv import run
 from tests.setup.conftest import Beam, load_json, load_toml
+from tests.support.clients import cli_env, real_cli
 
 
 def cli(name: str) -> str:
-    where = os.environ.get("BEAM_CLIENT_CLI_DIR")
-    found = shutil.which(name, path=where) if where else shutil.which(name)
-    if found is None or shutil.which("node") is None:
-        pytest.skip(f"the real {name} CLI (npm) or Node is not installed")
-    return found
+    return real_cli(name)
 
 
 def test_codex_reads_and_rewrites_our_entry(beam: Beam) -> None:
     codex = cli("codex")
     beam.setup_json("codex", "--yes")
-    env = beam.env(PATH=f"{os.path.dirname(codex)}:/usr/bin:/bin")
+    env = cli_env(beam.home, codex)
     got = run([codex, "mcp", "get", "lean-beam", "--json"], env, cwd=beam.home)
     assert got.code == 0, got.stderr
     body = json.loads(got.stdout)
@@ -48,7 +41,7 @@ def test_codex_reads_and_rewrites_our_entry(beam: Beam) -> None:
 def test_claude_code_connects_to_our_entry(beam: Beam) -> None:
     claude = cli("claude")
     beam.setup_json("claude-code", "--yes")
-    env = beam.env(PATH=f"{os.path.dirname(claude)}:/usr/bin:/bin")
+    env = cli_env(beam.home, claude)
     got = run([claude, "mcp", "get", "lean-beam"], env, cwd=beam.home, timeout=120)
     assert got.code == 0, got.stderr
     assert beam.wrapper in got.stdout and "LEAN_BEAM_MANAGED=1" in got.stdout
