@@ -88,7 +88,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     _lean(
         h.lean_run_at,
         "RunAtInput",
-        "Try a command or tactic text at a position: messages, traces, proof_state.",
+        "Try a command or tactic text at a position: success (false with reason usesSorry "
+        "when it used sorry), messages, traces, proof_state.",
         READ_ONLY,
         _SPECULATIVE + _POSITION,
     ),

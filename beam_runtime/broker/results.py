@@ -198,8 +198,9 @@ class RunResult(TypedDict):
     version: NotRequired[int]  # run_at: the version probed (run_with continues a handle)
     position: NotRequired[Position]
     success: bool
+    reason: NotRequired[Literal["usesSorry"]]  # success false without an error: it used sorry
     messages: list[dict[str, Any]]
-    traces: list[dict[str, Any]]
+    traces: list[str]
     proof_state: ProofState | None
     next_handle: Handle | None
     stale_imports: NotRequired[bool]  # Lean kept answering from imports older than on disk

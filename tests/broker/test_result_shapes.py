@@ -87,6 +87,7 @@ def test_document_tools_answer_their_shapes(servers: list[Server], project: Path
     run("lean_todo", path="Main.lean")
     step = {"path": "Main.lean", "line": 3, "character": 2, "text": "exact hp"}
     run("lean_run_at", **step)
+    assert run("lean_run_at", **{**step, "text": "sorry"})["reason"] == "usesSorry"
     handle = run("lean_run_at_handle", **step)["next_handle"]
     assert handle is not None
     more = run("lean_run_with", path="Main.lean", handle=handle, text="exact hq")

@@ -279,6 +279,8 @@ def _entry(pair: Pair, result: dict[str, Any], record: HandleRecord | None) -> d
     error = next((m["text"] for m in result["messages"] if m["severity"] == "error"), None)
     if error is not None:
         entry["error"] = error
+    if "reason" in result:
+        entry["reason"] = result["reason"]
     if record is not None:
         entry["handle"] = record.to_json()
     if pair.search:
