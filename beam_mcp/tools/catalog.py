@@ -213,11 +213,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         h.lean_try,
         "TryInput",
         "Try every tactic at every position (inside proofs) in one call, in parallel on "
-        "scratch documents: per pair success, goals_after (count), first_goal (target), the "
-        "first error and a handle for lean_run_with on success; same_as names an earlier "
-        "result at the same position with the same outcome. stop_on_first_success skips a "
-        "position's remaining tactics once one works; suggest adds exact?, apply?, simp? and "
-        "aesop? and returns their Try this texts.",
+        "scratch documents. Per position, tactic indices grouped by outcome: succeeded (per "
+        "proof state: goals_after, first_goal, a handle for lean_run_with), failed (per error, "
+        "an index into errors; reason usesSorry), skipped. omitted says what was left out to "
+        "fit. stop_on_first_success skips a position's remaining tactics once one works; "
+        "suggest adds exact?, apply?, simp? and aesop? and returns their Try this texts.",
         ADDITIVE,
         _SPECULATIVE + _POSITION,
     ),

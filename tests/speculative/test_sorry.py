@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from beam_runtime.broker.results import TryResult
 from tests.mcp.helpers import Server
 from tests.speculative.helpers import Probe, fake_server, targets
+from tests.support.shapes import problems
 
 PROOF = (
     "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
@@ -115,5 +117,8 @@ def test_try_never_counts_sorry_as_a_success(servers: list[Server], project: Pat
         },
     )
     p.untouched()
-    got = [(r["tactic"], r["success"]) for r in result["results"]]
-    assert got == [(text, text == "trivial") for text in tactics], result
+    (entry,) = result["positions"]
+    assert [(g["tactics"], g["goals_after"]) for g in entry["succeeded"]] == [([4], 0)]
+    assert entry["failed"] == [{"tactics": [0, 1, 2, 3], "reason": "usesSorry"}]
+    assert entry["skipped"] == [] and result["errors"] == []
+    assert problems(result, TryResult) == []
