@@ -24,6 +24,8 @@ PROOF = (
     "  constructor\n"
     "  · sorry\n"
     "  exact hq\n"
+    "theorem z (p : Prop) (hp : p) : p := by\n"
+    "  exact hp\n"
     "def answerA : Nat := 42\n"
 )
 CHEATS = [
@@ -32,6 +34,7 @@ CHEATS = [
     "all_goals sorry",
     "constructor\nall_goals sorry",
     "constructor\n· sorry\nexact hq",
+    "constructor\n· sorry",  # goals left: Lean is silent, the token tells
     "constructor\nexact hp\nadmit",
     "have h : q := sorry\nexact ⟨hp, h⟩",
     "stop",  # Lean's `repeat sorry`: no sorry token, only Lean's warning tells
@@ -75,16 +78,18 @@ def test_an_earlier_sorry_of_the_declaration_does_not_fail_an_honest_probe(
     assert targets(honest) == []
     cheat = p.at(7, 2, "sorry")
     assert cheat["success"] is False and cheat["reason"] == "usesSorry"
+    later = p.at(9, 2, "exact hp")  # the warning of `w`, an earlier declaration, is not `z`'s
+    assert later["success"] is True and "reason" not in later, later
 
 
 def test_command_probe_with_sorry(servers: list[Server], project: Path) -> None:
     p = start(servers, project)
-    cheat = p.at(9, 0, "example : True := sorry")
+    cheat = p.at(11, 0, "example : True := sorry")
     assert cheat["success"] is False and cheat["reason"] == "usesSorry", cheat
     assert [m["severity"] for m in cheat["messages"]] == ["warning"]
-    by_tactic = p.at(9, 0, "theorem v : True ∧ True := by\n  constructor\n  all_goals sorry")
+    by_tactic = p.at(11, 0, "theorem v : True ∧ True := by\n  constructor\n  all_goals sorry")
     assert by_tactic["success"] is False and by_tactic["reason"] == "usesSorry", by_tactic
-    fine = p.at(9, 0, "example : True := trivial")
+    fine = p.at(11, 0, "example : True := trivial")
     assert fine["success"] is True and "reason" not in fine, fine
 
 

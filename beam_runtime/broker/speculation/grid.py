@@ -48,6 +48,8 @@ class _Form:
 
 
 class Grid:
+    """The pairs of one call, in input order, and the answer made of them."""
+
     def __init__(self, head: dict[str, Any], tactics: list[str], positions: list[Any]) -> None:
         self.head = head  # workspace, path, version
         self.tactics = tactics
@@ -100,15 +102,19 @@ class Grid:
         for cell in self.cells:
             spot = spots[cell.spot]
             if cell.result is None:
-                _join(
-                    spot["skipped"], ("skip", cell.skipped), cell, lambda c: {"reason": c.skipped}
-                )
-            elif cell.result["success"]:
-                group, new = _join(spot["succeeded"], _state_key(cell), cell, state.success)
+                group, new = _join(spot["skipped"], ("skip", cell.skipped), cell)
                 if new:
+                    group["reason"] = cell.skipped
+            elif cell.result["success"]:
+                group, new = _join(spot["succeeded"], _state_key(cell), cell)
+                if new:
+                    group.update(state.success(cell))
                     state.handle(group, cell)
             else:
-                _join(spot["failed"], state.failure_key(cell), cell, state.failure)
+                kind, value = state.failure_key(cell)
+                group, new = _join(spot["failed"], (kind, value), cell)
+                if new:
+                    group[kind] = value
             if self.suggest:
                 _suggest(spot["suggestions"], cell)
         for spot in spots:
@@ -155,10 +161,6 @@ class _State:
             return ("reason", reason)
         return ("error", self._error_number(_error(result) or ""))
 
-    def failure(self, cell: Cell) -> dict[str, Any]:
-        kind, value = self.failure_key(cell)
-        return {kind: value}
-
     def _error_number(self, full: str) -> int:
         text = full.split("\n", 1)[0] if self.form.headlines else full
         text = self._cut(text, None)
@@ -187,19 +189,14 @@ def _suggest(seen: list[dict[str, Any]], cell: Cell) -> None:
             seen.append({"tactic": cell.tactic, "text": text})
 
 
-def _join(
-    groups: list[dict[str, Any]],
-    key: Any,
-    cell: Cell,
-    make: Callable[[Cell], dict[str, Any]],
-) -> tuple[dict[str, Any], bool]:
-    """Adds the cell's tactic to the group with ``key`` (made by ``make`` if new); the group
-    and whether it is new."""
+def _join(groups: list[dict[str, Any]], key: Any, cell: Cell) -> tuple[dict[str, Any], bool]:
+    """Adds the cell's tactic to the group with ``key``, made if there is none yet; the group and
+    whether it is new (the caller then fills it in)."""
     for group in groups:
         if group["_key"] == key:
             group["tactics"].append(cell.tactic)
             return group, False
-    group = {"tactics": [cell.tactic], **make(cell), "_key": key}
+    group = {"tactics": [cell.tactic], "_key": key}
     groups.append(group)
     return group, True
 
