@@ -267,18 +267,22 @@ def test_every_reference_of_an_answer_is_released(
     assert released[0]["released"] > 5
 
 
+@pytest.mark.parametrize(
+    ("fail", "then"), [("call:-32603", "plainGoal"), ("", "rpc")], ids=["call-fails", "slow"]
+)
 def test_one_time_bound_for_connect_call_and_fallback(
-    servers: list[Server], project: Path, tmp_path: Path
+    servers: list[Server], project: Path, tmp_path: Path, fail: str, then: str
 ) -> None:
-    """Connect and call each take 600 ms and the call then fails: the fallback would come after
-    1.2 s, past the 1 s the caller gave, so the answer is a timeout, not a late success."""
+    """Connect and call each take 600 ms (and the call may then fail): the answer, over RPC or
+    from the fallback, would come after 1.2 s, past the 1 s the caller gave, so it is a timeout,
+    not a late success."""
     (project / "Goals.lean").write_text(SIMPLE)
     log = tmp_path / "requests.jsonl"
     server = fake_server(
         servers,
         FAKE_LEAN_REQUEST_LOG=str(log),
         FAKE_LEAN_RPC_DELAY_MS="600",
-        FAKE_LEAN_RPC_FAIL="call:-32603",
+        FAKE_LEAN_RPC_FAIL=fail,
     )
     ws = workspace(project)
     version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
@@ -286,9 +290,9 @@ def test_one_time_bound_for_connect_call_and_fallback(
     late = err(server, 2, "lean_goals", {**args, "mode": "before", "wait_ms": 1000})
     assert late["code"] == "timeout", late
     assert late["data"]["waited_ms"] == 1000 and late["data"]["phase"] == "navigation"
-    # with the session already connected, the failing call and the fallback fit in the bound
+    # with the session already connected, the call (and a fallback) fit in the bound
     again = ok(server, 3, "lean_goals", {**args, "mode": "before", "wait_ms": 1000})
-    assert again["source"] == "plainGoal"
+    assert again["source"] == then
 
 
 def test_no_tactic_state_over_rpc_is_invalid_params(servers: list[Server], project: Path) -> None:
