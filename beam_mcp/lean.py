@@ -42,7 +42,7 @@ def broker_config(settings: Settings) -> BrokerConfig:
         idle_s=settings.scratch_idle_ms / 1000,
         wait_s=settings.barrier_timeout_ms / 1000,
     )
-    return BrokerConfig(manager=manager, scratch=scratch)
+    return BrokerConfig(manager=manager, scratch=scratch, result_bytes=settings.result_bytes)
 
 
 def tool_error(error: BrokerError) -> ToolError:

@@ -62,6 +62,9 @@ PATHS = ("tests/broker/test_paths_safety.py", "tests/broker/test_pure.py")
 HANDLES = ("tests/speculative/test_handle_workspaces.py", "tests/speculative/test_handles.py")
 INSTALL = ("tests/runtime/test_prune_deletion.py", "tests/install/test_install.py")
 GOALS = ("tests/broker/test_pure.py", "tests/lsp/test_goals.py")
+SORRY = ("tests/speculative/test_sorry.py", "tests/speculative/test_run_at.py")
+RPC = ("tests/broker/test_interactive.py", "tests/broker/test_goal_sources.py")
+GRID = ("tests/speculative/test_try.py",)
 
 R, F, P = "beam_mcp/router.py", "beam_mcp/families.py", "beam_install/prune.py"
 C, RF = "beam_install/cleanup.py", "beam_runtime/references.py"
@@ -69,6 +72,8 @@ IR, ID = "beam_runtime/install_root.py", "beam_runtime/identity.py"
 L, PA = "beam_runtime/leases.py", "beam_runtime/broker/session/paths.py"
 H, ST = "beam_runtime/broker/speculation/handles.py", "beam_install/staging.py"
 CU, G = "beam_install/current.py", "beam_runtime/broker/queries/goals.py"
+PR, GR = "beam_runtime/broker/speculation/probes.py", "beam_runtime/broker/speculation/grid.py"
+RP, IN = "beam_runtime/broker/queries/rpc.py", "beam_runtime/broker/queries/interactive.py"
 
 MUTANTS: list[Mutant] = [
     # router
@@ -452,6 +457,74 @@ MUTANTS: list[Mutant] = [
         "        if len(candidate) - len(candidate.lstrip()) <= column:",
         "        if len(candidate) - len(candidate.lstrip()) < column:",
         GOALS,
+    ),
+    # sorry in probes: Lean's warning where only the probe can have caused it, and the token
+    Mutant(
+        "sorry",
+        PR,
+        "    if layout.probe_sorry:\n        return True",
+        "    if False:\n        return True",
+        SORRY,
+    ),
+    Mutant(
+        "sorry",
+        PR,
+        "    if layout.owner is None or layout.owner_sorry:",
+        "    if layout.owner is None:",
+        SORRY,
+    ),
+    Mutant(
+        "sorry",
+        PR,
+        "diag.is_sorry_warning(item) and _range(item)[0] >= layout.owner for item in items",
+        "diag.is_sorry_warning(item) for item in items",
+        SORRY,
+    ),
+    Mutant(
+        "sorry",
+        PR,
+        "        kept_sorry = kept_sorry or diag.is_sorry_warning(item)",
+        "        kept_sorry = False",
+        SORRY,
+    ),
+    Mutant(
+        "sorry",
+        PR,
+        "    return diag.is_unsolved_goals(item) or diag.is_sorry_warning(item)",
+        "    return diag.is_sorry_warning(item)",
+        SORRY,
+    ),
+    # goals over RPC: remembered fallback, one time bound, only string references released
+    Mutant(
+        "rpc",
+        RP,
+        "        if code in NO_RPC_CODES:\n            self.supported = False",
+        "        if code in NO_RPC_CODES:\n            pass",
+        RPC,
+    ),
+    Mutant(
+        "rpc",
+        RP,
+        '                    timeout_s=budget.left("$/lean/rpc/call"),',
+        "                    timeout_s=budget.timeout_s,",
+        RPC,
+    ),
+    Mutant(
+        "rpc",
+        IN,
+        '        if len(value) == 1 and isinstance(value.get("p", value.get("__rpcref")), str):',
+        '        if len(value) == 1 and ("p" in value or "__rpcref" in value):',
+        RPC,
+    ),
+    # lean_try's answer: every fitting step, and nothing is ever left out silently
+    Mutant("grid", GR, "        form.headlines = True", "        form.headlines = False", GRID),
+    Mutant("grid", GR, '            self.omitted["handles"] += 1\n', "", GRID),
+    Mutant(
+        "grid",
+        GR,
+        '        text = full.split("\\n", 1)[0] if self.form.headlines else full',
+        "        text = full",
+        GRID,
     ),
 ]
 

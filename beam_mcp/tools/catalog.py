@@ -88,7 +88,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     _lean(
         h.lean_run_at,
         "RunAtInput",
-        "Try a command or tactic text at a position: messages, traces, proof_state.",
+        "Try a command or tactic text at a position: success (false with reason usesSorry "
+        "when it used sorry), messages, traces, proof_state.",
         READ_ONLY,
         _SPECULATIVE + _POSITION,
     ),
@@ -212,11 +213,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         h.lean_try,
         "TryInput",
         "Try every tactic at every position (inside proofs) in one call, in parallel on "
-        "scratch documents: per pair success, goals_after (count), first_goal (target), the "
-        "first error and a handle for lean_run_with on success; same_as names an earlier "
-        "result at the same position with the same outcome. stop_on_first_success skips a "
-        "position's remaining tactics once one works; suggest adds exact?, apply?, simp? and "
-        "aesop? and returns their Try this texts.",
+        "scratch documents. Per position, tactic indices grouped by outcome: succeeded (per "
+        "proof state: goals_after, first_goal, a handle for lean_run_with), failed (per error, "
+        "an index into errors; reason usesSorry), skipped. omitted says what was left out to "
+        "fit. stop_on_first_success skips a position's remaining tactics once one works; "
+        "suggest adds exact?, apply?, simp? and aesop? and returns their Try this texts.",
         ADDITIVE,
         _SPECULATIVE + _POSITION,
     ),

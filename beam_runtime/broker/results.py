@@ -198,8 +198,9 @@ class RunResult(TypedDict):
     version: NotRequired[int]  # run_at: the version probed (run_with continues a handle)
     position: NotRequired[Position]
     success: bool
+    reason: NotRequired[Literal["usesSorry"]]  # success false without an error: it used sorry
     messages: list[dict[str, Any]]
-    traces: list[dict[str, Any]]
+    traces: list[str]
     proof_state: ProofState | None
     next_handle: Handle | None
     stale_imports: NotRequired[bool]  # Lean kept answering from imports older than on disk
@@ -275,37 +276,57 @@ class SearchResult(TypedDict):
     indexed_files: int
 
 
-class TryOutcome(TypedDict):
-    position: Position
-    tactic: str
-    success: bool
+class TrySuccess(TypedDict):
+    """Tactics of one position that succeeded with the same proof state."""
+
+    tactics: list[int]  # indices into TryResult.tactics
     goals_after: int | None  # None: no proof state came back
     first_goal: NotRequired[str]  # the first goal's target
-    error: NotRequired[str]
-    handle: NotRequired[Handle]
-    same_as: NotRequired[int]  # index of an earlier result at this position with this outcome
-    suggestions: NotRequired[list[str]]
+    handle: NotRequired[Handle]  # continues from the state after the group's first tactic
 
 
-class TrySkipped(TypedDict):
-    position: Position
-    tactic: str
-    reason: str  # stopped (stop_on_first_success) or limit
+class TryFailure(TypedDict):
+    """Tactics of one position that failed the same way."""
+
+    tactics: list[int]
+    error: NotRequired[int]  # index into TryResult.errors
+    reason: NotRequired[Literal["usesSorry"]]  # no error, but the tactic used sorry
+
+
+class TrySkip(TypedDict):
+    tactics: list[int]
+    reason: Literal["stopOnFirstSuccess", "limit"]
 
 
 class TrySuggestion(TypedDict):
-    position: Position
-    tactic: str
+    tactic: int
     text: str
+
+
+class TryPosition(TypedDict):
+    position: Position
+    succeeded: list[TrySuccess]
+    failed: list[TryFailure]
+    skipped: list[TrySkip]
+    suggestions: NotRequired[list[TrySuggestion]]  # with suggest: one per distinct text
+
+
+class TryOmitted(TypedDict):
+    """What the answer left out to fit the result budget."""
+
+    errors: NotRequired[int]  # characters of error texts
+    handles: NotRequired[int]  # success groups without their handle
+    goals: NotRequired[int]  # characters of first_goal texts
 
 
 class TryResult(TypedDict):
     workspace: Workspace
     path: str
     version: int
-    results: list[TryOutcome]
-    skipped: list[TrySkipped]
-    suggestions: NotRequired[list[TrySuggestion]]
+    tactics: list[str]  # every tactic tried at each position, the suggest tactics last
+    errors: list[str]  # each distinct error text once
+    positions: list[TryPosition]  # in input order; every pair is in exactly one group
+    omitted: NotRequired[TryOmitted]
 
 
 Result = dict[str, Any]  # any of the shapes above, as the adapter passes it on

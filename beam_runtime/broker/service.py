@@ -38,6 +38,7 @@ class BrokerConfig(NamedTuple):
 
     manager: ManagerConfig
     scratch: PoolConfig
+    result_bytes: int = 20_000  # the MCP result budget; lean_try shapes its answer to fit it
 
 
 class Broker:
@@ -73,7 +74,7 @@ class Broker:
         if self._speculation is None:
             from beam_runtime.broker.speculation.speculation import Speculation
 
-            made = Speculation(self.config.scratch)
+            made = Speculation(self.config.scratch, self.config.result_bytes)
             for session in list(self._unadopted):
                 made.adopt(session)
             self._unadopted.clear()

@@ -12,7 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.broker.fake import err, fake_server, ok, request_log, workspace
+import pytest
+
+from tests.broker.fake import err, fake_server, ok, request_log, until, workspace
 from tests.mcp.helpers import Server
 
 LONG = " → ".join(f"SomeRatherLongTypeName{n} α β" for n in range(8))
@@ -159,22 +161,138 @@ def test_rpc_and_plain_goal_agree_on_every_layout(servers: list[Server], project
     assert fallback[26]["goals"][0]["hyps"] == shadowed
 
 
-def test_without_an_rpc_provider_goals_come_from_plain_goal(
-    servers: list[Server], project: Path, tmp_path: Path
-) -> None:
-    """The legacy profile advertises no ``experimental.rpcProvider``: no RPC is even tried."""
-    (project / "Goals.lean").write_text("def n : Nat := 1\nexample : True := by\n  skip\n  sorry\n")
-    log = tmp_path / "requests.jsonl"
-    server = fake_server(servers, FAKE_LEAN_PROFILE="v4.2x-legacy", FAKE_LEAN_REQUEST_LOG=str(log))
+SIMPLE = "def n : Nat := 1\nexample : True := by\n  skip\n  sorry\n"
+
+
+def _rpc_requests(log: Path) -> list[str]:
+    out = []
+    for entry in request_log(log):
+        method = entry.get("request") or entry.get("notification") or ""
+        if method.startswith("$/lean/rpc/"):
+            out.append(method.removeprefix("$/lean/rpc/"))
+    return out
+
+
+def _ask_twice(server: Server, project: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     ws = workspace(project)
     version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
     args = {**ws, "path": "Goals.lean", "version": version, "mode": "before"}
-    answer = ok(server, 2, "lean_goals", {**args, "line": 2, "character": 2})
-    assert answer["source"] == "plainGoal"
-    assert answer["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
-    assert not [e for e in request_log(log) if "rpc" in str(e.get("request"))]
-    term = err(server, 3, "lean_goals", {**args, "line": 0, "character": 4})
+    answers = [ok(server, n, "lean_goals", {**args, "line": 2, "character": 2}) for n in (2, 3)]
+    term = err(server, 4, "lean_goals", {**args, "line": 0, "character": 4})
+    return answers, term
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"FAKE_LEAN_RPC_ADVERTISE": "0"}, {"FAKE_LEAN_PROFILE": "v4.2x-legacy"}],
+    ids=["unadvertised", "legacy-profile"],
+)
+def test_rpc_is_used_without_the_capability(
+    servers: list[Server], project: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """RPC exists in every supported Lean; ``experimental.rpcProvider`` is only newer servers'
+    way of saying so, so the broker asks whatever the server advertises."""
+    (project / "Goals.lean").write_text(SIMPLE)
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log), **env)
+    answers, term = _ask_twice(server, project)
+    assert [answer["source"] for answer in answers] == ["rpc", "rpc"]
+    assert answers[0]["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
     assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
+    calls = [m for m in _rpc_requests(log) if m in ("connect", "call")]
+    assert calls[:3] == ["connect", "call", "call"]
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"FAKE_LEAN_RPC": "0", "FAKE_LEAN_PROFILE": "v4.2x-legacy"},
+        {"FAKE_LEAN_RPC": "0"},
+        {"FAKE_LEAN_RPC_FAIL": "connect:-32602"},
+        {"FAKE_LEAN_RPC_FAIL": "connect:-32603"},
+        {"FAKE_LEAN_RPC_FAIL": "call:-32601"},
+        {"FAKE_LEAN_RPC_FAIL": "call:-32603"},
+        {"FAKE_LEAN_RPC": "nosession"},
+    ],
+    ids=[
+        "no-rpc-legacy",
+        "no-rpc",
+        "connect-32602",
+        "connect-32603",
+        "call-32601",
+        "call-32603",
+        "no-session",
+    ],
+)
+def test_a_server_without_working_rpc_falls_back_once_per_session(
+    servers: list[Server], project: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    (project / "Goals.lean").write_text(SIMPLE)
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log), **env)
+    answers, term = _ask_twice(server, project)
+    assert [answer["source"] for answer in answers] == ["plainGoal", "plainGoal"]
+    assert answers[0]["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
+    assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
+    # learnt on the first question, remembered for the rest of the session
+    assert _rpc_requests(log).count("connect") == 1
+    assert _rpc_requests(log).count("call") <= 1
+    plain = [e for e in request_log(log) if e.get("request") == "$/lean/plainGoal"]
+    assert len(plain) == 3
+
+
+def _held_refs(log: Path) -> list[int]:
+    return [e["held"] for e in request_log(log) if e.get("notification") == "$/lean/rpc/release"]
+
+
+@pytest.mark.parametrize("wire", ["", "v1"], ids=["p-refs", "rpcref-refs"])
+def test_every_reference_of_an_answer_is_released(
+    servers: list[Server], project: Path, tmp_path: Path, wire: str
+) -> None:
+    """Real Lean sends ``{"p": "<n>"}`` references to a client that asked for no wire format
+    (the broker asks for none) and ``{"__rpcref": "<n>"}`` in wire format v1; both go back."""
+    (project / "Goals.lean").write_text(
+        "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  all_goals sorry\n"
+    )
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(servers, FAKE_LEAN_REQUEST_LOG=str(log), FAKE_LEAN_RPC_WIRE=wire)
+    ws = workspace(project)
+    version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
+    args = {**ws, "path": "Goals.lean", "version": version, "line": 2, "character": 2}
+    answer = ok(server, 2, "lean_goals", {**args, "mode": "before"})
+    assert answer["source"] == "rpc" and len(answer["goals"]) == 2
+    until(lambda: _held_refs(log), "the release of the answer's references")
+    assert _held_refs(log) == [0]
+    released = [e for e in request_log(log) if e.get("notification") == "$/lean/rpc/release"]
+    assert released[0]["released"] > 5
+
+
+@pytest.mark.parametrize(
+    ("fail", "then"), [("call:-32603", "plainGoal"), ("", "rpc")], ids=["call-fails", "slow"]
+)
+def test_one_time_bound_for_connect_call_and_fallback(
+    servers: list[Server], project: Path, tmp_path: Path, fail: str, then: str
+) -> None:
+    """Connect and call each take 600 ms (and the call may then fail): the answer, over RPC or
+    from the fallback, would come after 1.2 s, past the 1 s the caller gave, so it is a timeout,
+    not a late success."""
+    (project / "Goals.lean").write_text(SIMPLE)
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(
+        servers,
+        FAKE_LEAN_REQUEST_LOG=str(log),
+        FAKE_LEAN_RPC_DELAY_MS="600",
+        FAKE_LEAN_RPC_FAIL=fail,
+    )
+    ws = workspace(project)
+    version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
+    args = {**ws, "path": "Goals.lean", "version": version, "line": 2, "character": 2}
+    late = err(server, 2, "lean_goals", {**args, "mode": "before", "wait_ms": 1000})
+    assert late["code"] == "timeout", late
+    assert late["data"]["waited_ms"] == 1000 and late["data"]["phase"] == "navigation"
+    # with the session already connected, the call (and a fallback) fit in the bound
+    again = ok(server, 3, "lean_goals", {**args, "mode": "before", "wait_ms": 1000})
+    assert again["source"] == then
 
 
 def test_no_tactic_state_over_rpc_is_invalid_params(servers: list[Server], project: Path) -> None:

@@ -75,6 +75,16 @@ def test_references_are_collected_for_release() -> None:
     assert [next(iter(ref.values())) for ref in refs] == ["1", "2", "3", "4", "5", "6"]
 
 
+def test_only_string_references_are_released() -> None:
+    """A one-key object whose value is not a string id is data, never sent back as a ref."""
+    answer = {
+        "a": {"p": 7},
+        "b": {"__rpcref": {"p": "8"}},
+        "c": [{"p": None}, {"__rpcref": "9"}, {"p": "10", "q": 1}],
+    }
+    assert references(answer) == [{"p": "8"}, {"__rpcref": "9"}]
+
+
 def test_flatten_ignores_unknown_shapes() -> None:
     assert flatten({"text": "a"}) == "a"
     assert flatten({"weird": 1}) == ""

@@ -87,6 +87,7 @@ def test_document_tools_answer_their_shapes(servers: list[Server], project: Path
     run("lean_todo", path="Main.lean")
     step = {"path": "Main.lean", "line": 3, "character": 2, "text": "exact hp"}
     run("lean_run_at", **step)
+    assert run("lean_run_at", **{**step, "text": "sorry"})["reason"] == "usesSorry"
     handle = run("lean_run_at_handle", **step)["next_handle"]
     assert handle is not None
     more = run("lean_run_with", path="Main.lean", handle=handle, text="exact hq")
@@ -100,9 +101,8 @@ def test_document_tools_answer_their_shapes(servers: list[Server], project: Path
         suggest=True,
     )
     # line1 4 + match "exact hp" names the same spot as line 3, character 2
-    assert {(p["line"], p["character"]) for p in (r["position"] for r in tried["results"])} == {
-        (3, 2)
-    }
+    assert [entry["position"] for entry in tried["positions"]] == [{"line": 3, "character": 2}] * 2
+    assert tried["positions"][0]["failed"] and tried["positions"][0]["succeeded"]
     run("lean_search", query="answer")
     run(
         "beam_feedback_report",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.fake_lean import rpc
 from tests.fake_lean.config import Settings
 
 TOKEN_TYPES = [
@@ -96,8 +97,8 @@ def initialize_result(settings: Settings) -> dict[str, Any]:
     }
     if not settings.legacy:
         caps["signatureHelpProvider"] = {"triggerCharacters": [" "]}
-        caps["experimental"] = {
-            "moduleHierarchyProvider": {},
-            "rpcProvider": {"rpcWireFormat": "v1", "highlightMatchesProvider": {}},
-        }
+        caps["experimental"] = {"moduleHierarchyProvider": {}}
+    if rpc.advertised(settings):
+        rpc_provider = {"rpcWireFormat": "v1", "highlightMatchesProvider": {}}
+        caps.setdefault("experimental", {})["rpcProvider"] = rpc_provider
     return {"capabilities": caps, "serverInfo": {"name": "Lean 4 Server", "version": "0.3.0"}}

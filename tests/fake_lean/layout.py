@@ -120,17 +120,19 @@ def goal_text(case: str | None, entries: list[Entry], target: str, conv: bool) -
 
 
 class Refs:
-    """RPC references handed out in one answer (``{"__rpcref": id}``, wire format v1)."""
+    """RPC references handed out in one answer: ``{"p": id}`` in wire format v0,
+    ``{"__rpcref": id}`` in v1 (``key``)."""
 
-    def __init__(self, start: int) -> None:
+    def __init__(self, start: int, key: str = "p") -> None:
         self.next = start
+        self.key = key
         self.issued: list[str] = []
 
     def new(self) -> dict[str, str]:
         self.next += 1
         ref = str(self.next)
         self.issued.append(ref)
-        return {"__rpcref": ref}
+        return {self.key: ref}
 
 
 def tagged(text: str, refs: Refs) -> dict[str, Any]:

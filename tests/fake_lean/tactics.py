@@ -163,6 +163,8 @@ def _step(ctx: ProofContext, tactic: Tactic, goals: list[Goal], span: GoalSpan) 
             message = "unsolved goals\n" + "\n\n".join(goal.render() for goal in goals)
             raise TacticError(message, tactic.start, tactic.end)
         return goals
+    if name in GOAL_FREE:
+        return GOAL_FREE[name](ctx, tactic, args, goals, span)
     if not goals:
         raise TacticError(ctx.texts.no_goals(), tactic.start, tactic.end)
     handler = _HANDLERS.get(name)
@@ -170,7 +172,16 @@ def _step(ctx: ProofContext, tactic: Tactic, goals: list[Goal], span: GoalSpan) 
         if name in CLOSERS:
             return goals[1:]
         raise TacticError(f"unknown tactic '{name}'", tactic.start, tactic.end)
-    return handler(ctx, tactic, args, goals, span)
+    rest = handler(ctx, tactic, args, goals, span)
+    _note_sorry_terms(ctx, args)
+    return rest
+
+
+def _note_sorry_terms(ctx: ProofContext, args: str) -> None:
+    """A ``sorry`` term inside a tactic that succeeded (``exact sorry``, ``have h : T :=
+    sorry``) puts ``sorryAx`` into the proof, as in Lean."""
+    if any(token == "sorry" for _s, _e, token in idents(args)):
+        ctx.used_sorry = True
 
 
 def _sorry(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan) -> list[Goal]:
@@ -453,6 +464,20 @@ def _all_goals(
     return out
 
 
+def _all_goals_or_none(
+    ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan
+) -> list[Goal]:
+    """``all_goals t`` with no goals left does nothing, as in Lean."""
+    return _all_goals(ctx, t, args, goals, s) if goals else goals
+
+
+def _stop(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan) -> list[Goal]:
+    """``stop``: Lean's ``repeat sorry`` (the rest of its block is not modelled)."""
+    if goals:
+        ctx.used_sorry = True
+    return []
+
+
 def _have(ctx: ProofContext, t: Tactic, args: str, goals: list[Goal], s: GoalSpan) -> list[Goal]:
     match = re.match(r"([\w']+)?\s*:\s*(.*?)\s*:=", args + " :=")
     if match is None:
@@ -510,6 +535,9 @@ def _fake_case(
 
 
 Handler = Callable[[ProofContext, Tactic, str, list[Goal], GoalSpan], list[Goal]]
+
+# Tactics that also run when no goal is left (Lean's `all_goals` loops over none).
+GOAL_FREE: dict[str, Handler] = {"all_goals": _all_goals_or_none, "stop": _stop}
 
 _HANDLERS: dict[str, Handler] = {
     "sorry": _sorry,

@@ -94,6 +94,7 @@ class Server:
         lean = ((params.get("capabilities") or {}).get("lean")) or {}
         self.silent = bool(lean.get("silentDiagnosticSupport"))
         self.incremental = bool(lean.get("incrementalDiagnosticSupport"))
+        self.rpc.configure(lean)
         if self.settings.init_delay_ms:
             time.sleep(self.settings.init_delay_ms / 1000.0)
         self.writer.result(first["id"], capabilities.initialize_result(self.settings))
@@ -164,8 +165,7 @@ class Server:
             elif method == "$/cancelRequest":
                 self._cancel(params.get("id"))
             elif method in ("$/lean/rpc/keepAlive", "$/lean/rpc/release"):
-                self._log({"notification": method})
-                rpc.notification(self, method, params)
+                self._log({"notification": method, **rpc.notification(self, method, params)})
             elif method.startswith("$/") or method == "workspace/didChangeWatchedFiles":
                 pass
             else:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from beam_runtime.broker.queries.interactive import references
 from beam_runtime.lsp import messages
-from tests.lsp.harness import last_diagnostics, open_and_wait, session
+from tests.lsp.harness import WAIT, last_diagnostics, open_and_wait, session
 
 pytestmark = pytest.mark.anyio
 
@@ -93,3 +94,44 @@ async def test_probe_goals_after_constructor(project: Path) -> None:
     text = "example (p q : Prop) : p ∧ q := by\n  constructor\n  all_goals sorry\n"
     (after,) = await _goals(project, text, (1, 13))
     assert after["goals"] == ["case left\np q : Prop\n⊢ p", "case right\np q : Prop\n⊢ q"]
+
+
+async def _rpc_goals(project: Path, wire: str | None, **env: str) -> tuple[dict, Any]:
+    """``initialize`` (asking for ``wire`` or no wire format), then goals over RPC."""
+    uri = (project / "R.lean").as_uri()
+    async with session(project, initialize=False, **env) as (client, _):
+        params = messages.initialize_params(project)
+        if wire is not None:
+            params["capabilities"]["lean"]["rpcWireFormat"] = wire
+        caps = (await client.initialize(params, timeout=WAIT))["capabilities"]
+        await open_and_wait(client, uri, S6)
+        connected = await client.request("$/lean/rpc/connect", {"uri": uri})
+        position = {"line": 2, "character": 2}
+        answer = await client.request(
+            "$/lean/rpc/call",
+            {
+                "textDocument": {"uri": uri},
+                "position": position,
+                "sessionId": connected["sessionId"],
+                "method": "Lean.Widget.getInteractiveGoals",
+                "params": {"textDocument": {"uri": uri}, "position": position},
+            },
+        )
+        return caps, answer
+
+
+@pytest.mark.parametrize(("wire", "key"), [(None, "p"), ("v0", "p"), ("v1", "__rpcref")])
+async def test_rpc_references_follow_the_wire_format_asked_for(
+    project: Path, wire: str | None, key: str
+) -> None:
+    caps, answer = await _rpc_goals(project, wire)
+    assert "rpcProvider" in caps["experimental"]
+    refs = references(answer)
+    assert len(refs) > 5
+    assert all(list(ref) == [key] and isinstance(ref[key], str) for ref in refs), refs
+
+
+async def test_rpc_answers_without_being_advertised(project: Path) -> None:
+    caps, answer = await _rpc_goals(project, None, FAKE_LEAN_RPC_ADVERTISE="0")
+    assert "rpcProvider" not in caps.get("experimental", {})
+    assert [goal["userName"] for goal in answer["goals"]] == ["left", "right"]

@@ -38,7 +38,7 @@ def test_probe_that_closes_the_proof(servers: list[Server], project: Path) -> No
     p = probe(servers, project)
     result = p.at(2, 2, "constructor\nexact hp\nexact hq")
     assert result["success"] is True
-    assert result["messages"] == []  # the closing sorry's "no goals" is the broker's business
+    assert result["messages"] == []  # the closing `done` passed: nothing of the broker's shows
     assert result["proof_state"] == {"goals": []}
     assert targets(p.at(5, 2, "simp")) == []
     assert targets(p.at(2, 2, "trivial")) == []  # p ∧ q with hp, hq
@@ -64,8 +64,11 @@ def test_sorry_probe_and_messages_of_the_rest_stay_out(
     text = "def bad : Nat := nope\n" + PROOF
     p = probe(servers, project, text)
     result = p.at(3, 2, "sorry")
-    assert result["success"] is True and result["messages"] == []
+    assert result["success"] is False and result["reason"] == "usesSorry"
+    assert result["messages"] == [] and result["next_handle"] is None
     assert targets(result) == []
+    unfinished = p.at(3, 2, "constructor")  # goals left: the closing `done` fails quietly
+    assert unfinished["success"] is True and unfinished["messages"] == []
     synced = p.ok(
         "lean_sync", {"path": "Main.lean", "diagnostic_scope": "all", "diagnostics_in_result": True}
     )

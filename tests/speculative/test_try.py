@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from beam_runtime.broker.results import TryResult
 from beam_runtime.broker.speculation.trying import try_this_texts
 from tests.broker.fake import request_log, until
 from tests.mcp.helpers import Server, call, structured
 from tests.speculative.helpers import HANDLE_ID, Probe, fake_server
+from tests.support.shapes import problems
 
 PROOF = (
     "theorem t (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n"
@@ -24,27 +26,33 @@ A = {"line": 1, "character": 2}  # before `constructor`: ⊢ p ∧ q
 B = {"line": 2, "character": 2}  # after it: case left ⊢ p, case right ⊢ q
 C = {"line": 5, "character": 2}  # ⊢ n + 0 = n
 EIGHT = ["constructor", "exact hp", "exact hq", "trivial", "skip", "assumption", "simp", "norm_num"]
-# (success, goals_after, first_goal, same_as) per tactic of EIGHT, at A then at B
-AT_A = [
-    (True, 2, "p", None),
-    (False, 1, "p ∧ q", None),
-    (False, 1, "p ∧ q", None),
-    (True, 0, None, None),
-    (True, 1, "p ∧ q", None),
-    (False, 1, "p ∧ q", None),
-    (False, 1, "p ∧ q", None),
-    (True, 0, None, 3),
-]
-AT_B = [
-    (False, 2, "p", None),
-    (True, 1, "q", None),
-    (False, 2, "p", None),
-    (True, 1, "q", 9),
-    (True, 2, "p", None),
-    (True, 1, "q", 9),
-    (False, 2, "p", None),
-    (True, 1, "q", 9),
-]
+
+
+def cells(result: dict) -> dict[tuple[int, int], tuple[str, Any]]:
+    """Every pair of a ``lean_try`` answer as ``(position index, tactic index) -> (kind, what)``,
+    checking that each pair is in exactly one group: ``("ok", group)``, ``("error", text)``,
+    ``("reason", reason)`` of a failure, or ``("skipped", reason)``."""
+    found: dict[tuple[int, int], tuple[str, Any]] = {}
+
+    def put(spot: int, group: dict, value: tuple[str, Any]) -> None:
+        assert group["tactics"] == sorted(set(group["tactics"])), group
+        for k in group["tactics"]:
+            assert (spot, k) not in found, (spot, k)
+            found[(spot, k)] = value
+
+    for spot, entry in enumerate(result["positions"]):
+        for group in entry["succeeded"]:
+            put(spot, group, ("ok", group))
+        for group in entry["failed"]:
+            if "error" in group:
+                put(spot, group, ("error", result["errors"][group["error"]]))
+            else:
+                put(spot, group, ("reason", group["reason"]))
+        for group in entry["skipped"]:
+            put(spot, group, ("skipped", group["reason"]))
+    every = [(s, k) for s in range(len(result["positions"])) for k in range(len(result["tactics"]))]
+    assert sorted(found) == every
+    return found
 
 
 def start(servers: list[Server], project: Path, log: Path, *flags: str, header: str = "") -> Probe:
@@ -56,6 +64,7 @@ def start(servers: list[Server], project: Path, log: Path, *flags: str, header: 
 def try_(p: Probe, **args: Any) -> dict:
     result = p.ok("lean_try", {"path": p.path, **args})
     p.untouched()
+    assert problems(result, TryResult) == []  # its shape of record, whatever was left out
     return result
 
 
@@ -86,29 +95,38 @@ def test_eight_tactics_at_two_positions_run_side_by_side(
     p = start(servers, project, log, "--scratch-per-process", "4")
     result = try_(p, version=p.version, positions=[A, B], tactics=EIGHT)
     assert result["path"] == "Main.lean" and result["version"] == p.version
-    assert result["skipped"] == []
-    got = result["results"]
-    assert [(r["position"], r["tactic"]) for r in got] == [
-        (pos, tactic) for pos in (A, B) for tactic in EIGHT
+    assert result["tactics"] == EIGHT and "omitted" not in result
+    at_a, at_b = result["positions"]
+    assert at_a["position"] == A and at_b["position"] == B
+    assert all(entry["skipped"] == [] for entry in result["positions"])
+    # successes: one group per distinct proof state, each with one handle
+    assert [(g["tactics"], g["goals_after"], g.get("first_goal")) for g in at_a["succeeded"]] == [
+        ([0], 2, "p"),
+        ([3, 7], 0, None),
+        ([4], 1, "p ∧ q"),
     ]
-    for entry, (success, count, first, same_as) in zip(got, AT_A + AT_B, strict=True):
-        assert entry["success"] is success, entry
-        assert entry["goals_after"] == count, entry
-        assert entry.get("first_goal") == first, entry
-        assert entry.get("same_as") == same_as, entry
-        assert ("error" in entry) is not success, entry
-        assert ("handle" in entry) is success, entry
-        if success:
-            assert HANDLE_ID.match(entry["handle"]["id"])
-    assert got[1]["error"].startswith("Type mismatch")
-    assert got[14]["error"] == "simp made no progress"
+    assert [(g["tactics"], g["goals_after"], g.get("first_goal")) for g in at_b["succeeded"]] == [
+        ([1, 3, 5, 7], 1, "q"),
+        ([4], 2, "p"),
+    ]
+    for group in at_a["succeeded"] + at_b["succeeded"]:
+        assert HANDLE_ID.match(group["handle"]["id"]), group
+    # failures: grouped by error text, each text once in `errors`, no goals
+    assert [g["tactics"] for g in at_a["failed"]] == [[1], [2], [5], [6]]
+    assert [g["tactics"] for g in at_b["failed"]] == [[0], [2], [6]]
+    assert all(set(g) == {"tactics", "error"} for g in at_a["failed"] + at_b["failed"])
+    assert len(result["errors"]) == len(set(result["errors"]))
+    pairs = cells(result)
+    assert pairs[(0, 1)][1].startswith("Type mismatch")
+    assert pairs[(0, 6)] == pairs[(1, 6)] == ("error", "simp made no progress")
+    assert at_a["failed"][3]["error"] == at_b["failed"][2]["error"]  # one text, shared
     # A new scratch document is only made while every other one is busy: four open at once
     # means four probes were under way together, beyond the per-document pool of one.
     most, seen = scratch_opens(log)
     assert most == 4 and len(seen) == 4
     assert scratch_count(p) == 1  # trimmed back to the per-document pool after the call
     # A success's handle continues from its state.
-    after = p.with_(got[9]["handle"], "exact hq")
+    after = p.with_(at_b["succeeded"][0]["handle"], "exact hq")
     assert after["success"] is True and after["proof_state"] == {"goals": []}
 
 
@@ -120,14 +138,11 @@ def test_stop_on_first_success_skips_the_rest_of_that_position(
     slow = "sleep 600000\nskip"
     result = try_(p, positions=[B, A], tactics=["trivial", slow, slow], stop_on_first_success=True)
     # each position stops at its own first success; the second still ran after the first stopped
-    assert [(r["position"], r["tactic"], r["success"]) for r in result["results"]] == [
-        (B, "trivial", True),
-        (A, "trivial", True),
-    ]
-    reason = "stopOnFirstSuccess"
-    assert result["skipped"] == [
-        {"position": position, "tactic": slow, "reason": reason} for position in (B, B, A, A)
-    ]
+    for entry, position in zip(result["positions"], (B, A), strict=True):
+        assert entry["position"] == position
+        assert [g["tactics"] for g in entry["succeeded"]] == [[0]]
+        assert entry["failed"] == []
+        assert entry["skipped"] == [{"tactics": [1, 2], "reason": "stopOnFirstSuccess"}]
     # a slow probe that had started was cancelled: Lean was told, its scratch document closed
     assert any("cancel" in entry for entry in request_log(log))
     closed = [
@@ -142,12 +157,9 @@ def test_limit_skips_the_pairs_past_it(
 ) -> None:
     p = start(servers, project, tmp_path / "requests.jsonl")
     result = try_(p, positions=[A, B], tactics=["skip", "trivial"], limit=3)
-    assert [(r["position"], r["tactic"]) for r in result["results"]] == [
-        (A, "skip"),
-        (A, "trivial"),
-        (B, "skip"),
-    ]
-    assert result["skipped"] == [{"position": B, "tactic": "trivial", "reason": "limit"}]
+    pairs = cells(result)
+    assert [kind for _, (kind, _) in sorted(pairs.items())] == ["ok", "ok", "ok", "skipped"]
+    assert result["positions"][1]["skipped"] == [{"tactics": [1], "reason": "limit"}]
 
 
 def test_suggest_returns_try_this_texts(
@@ -155,16 +167,16 @@ def test_suggest_returns_try_this_texts(
 ) -> None:
     p = start(servers, project, tmp_path / "requests.jsonl")
     result = try_(p, positions=[B, C], tactics=[], suggest=True)
-    assert [r["tactic"] for r in result["results"]] == ["exact?", "apply?", "simp?"] * 2
-    by_pair = {(r["position"]["line"], r["tactic"]): r for r in result["results"]}
-    assert by_pair[(2, "exact?")]["suggestions"] == ["exact hp"]
-    assert by_pair[(2, "apply?")]["suggestions"] == ["exact hp"]
-    assert by_pair[(2, "simp?")]["success"] is False
-    assert by_pair[(2, "simp?")]["suggestions"] == []
-    assert by_pair[(5, "simp?")]["suggestions"] == ["simp only [Nat.add_zero]"]
-    texts = [(s["position"]["line"], s["text"]) for s in result["suggestions"]]
-    assert (2, "exact hp") in texts and (5, "simp only [Nat.add_zero]") in texts
-    assert len(texts) == len(set(texts))
+    assert result["tactics"] == ["exact?", "apply?", "simp?"]
+    pairs = cells(result)
+    assert pairs[(0, 0)][0] == pairs[(0, 1)][0] == "ok"
+    assert pairs[(0, 2)] == ("error", "simp made no progress")
+    at_b, at_c = result["positions"]
+    assert at_b["suggestions"] == [{"tactic": 0, "text": "exact hp"}]  # apply? said it too
+    assert {"tactic": 2, "text": "simp only [Nat.add_zero]"} in at_c["suggestions"]
+    for entry in result["positions"]:
+        texts = [item["text"] for item in entry["suggestions"]]
+        assert len(texts) == len(set(texts))
 
 
 def test_suggest_uses_aesop_when_imported(
@@ -173,22 +185,19 @@ def test_suggest_uses_aesop_when_imported(
     p = start(servers, project, tmp_path / "requests.jsonl", header="import Aesop\n")
     later = {"line": 3, "character": 2}  # B, one line down
     result = try_(p, positions=[later], tactics=["exact hp"], suggest=True)
-    assert [r["tactic"] for r in result["results"]] == [
-        "exact hp",
-        "exact?",
-        "apply?",
-        "simp?",
-        "aesop?",
-    ]
-    assert "suggestions" not in result["results"][0]
-    assert result["results"][4]["suggestions"] == ["exact hp"]
+    assert result["tactics"] == ["exact hp", "exact?", "apply?", "simp?", "aesop?"]
+    (entry,) = result["positions"]
+    assert entry["suggestions"] == [{"tactic": 1, "text": "exact hp"}]  # aesop?'s is the same
+    assert cells(result)[(0, 4)][0] == "ok"
 
 
 def test_legacy_wording_of_try_this(servers: list[Server], project: Path) -> None:
     (project / "Main.lean").write_text(PROOF)
     p = Probe(fake_server(servers, FAKE_LEAN_PROFILE="v4.2x-legacy"), project)
     result = try_(p, positions=[C], tactics=[], suggest=True)
-    assert result["results"][2]["suggestions"] == ["simp only [Nat.add_zero]"]
+    assert {"tactic": 2, "text": "simp only [Nat.add_zero]"} in result["positions"][0][
+        "suggestions"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -241,7 +250,7 @@ def test_cancelling_the_call_cancels_its_probes(
     # the server is free for the next call, and the cancelled one is never answered
     p.server.send(call(701, "lean_try", {**args, "tactics": ["skip"]}))
     again, before = p.server.read_until(701)
-    assert structured(again)["results"][0]["success"] is True
+    assert structured(again)["positions"][0]["succeeded"][0]["tactics"] == [0]
     assert all(m.get("id") != 700 for m in before + p.server.quiet(0.3))
 
 
@@ -275,3 +284,77 @@ def test_bad_input_changes_nothing(servers: list[Server], project: Path, tmp_pat
             assert error["data"].get("fix") or code == "contentModified", error
     p.untouched()
     assert scratch_opens(log)[1] == set()
+
+
+KINDS = (
+    "(p q : Prop) (hp : p) (hq : q) : p ∧ q",
+    "(n : Nat) : n + {i} = {i} + n",
+    "(p q : Prop) (hq : q) (hpq : q → p) : p",
+    "(p q r : Prop) (hp : p) (hq : q) (hr : r) : p ∧ q ∧ r",
+)
+GRID = [
+    *EIGHT,
+    *("exact hr", "exact hpq", "exact trivial", "exact rfl", "exact foo", "intro h", "apply hpq"),
+    *("apply hp", "refine hpq", "exact?", "apply?", "simp?", "rw [hpq]", "omega", "decide"),
+    *("constructor\nexact hp\nexact hq", "simp_all", "aesop", "tauto", "linarith", "unfold f"),
+    *("cases hp", "induction n", "rfl"),
+]
+
+
+def grid_probe(servers: list[Server], project: Path, *flags: str) -> tuple[Probe, list[dict]]:
+    lines: list[str] = []
+    positions = []
+    for i in range(16):
+        lines.append(f"theorem g{i} {KINDS[i % 4].format(i=i)} := by")
+        positions.append({"line": len(lines), "character": 2})
+        lines.append("  sorry")
+    (project / "Main.lean").write_text("\n".join(lines) + "\n")
+    return Probe(fake_server(servers, "--scratch-per-process", "4", *flags), project), positions
+
+
+def test_a_whole_grid_of_512_pairs_fits_the_default_budget(
+    servers: list[Server], project: Path
+) -> None:
+    assert len(GRID) == 32
+    p, positions = grid_probe(servers, project)
+    result = try_(p, positions=positions, tactics=GRID)
+    assert "truncated" not in result and "omitted" not in result
+    pairs = cells(result)
+    assert len(pairs) == 512
+    assert any("\n" in text for text in result["errors"])  # whole texts while they fit
+    assert pairs[(0, 3)][0] == "ok" and pairs[(0, 3)][1]["goals_after"] == 0
+    assert pairs[(2, 1)] == ("error", "Unknown identifier `hp`")
+
+
+def test_an_answer_over_the_budget_leaves_out_details_and_says_so(
+    servers: list[Server], project: Path
+) -> None:
+    """First the lines after each error's first, then handles, then the ends of long texts;
+    never a pair."""
+    p, positions = grid_probe(servers, project, "--result-bytes", "3000")
+    args = {"positions": positions[:4], "tactics": GRID[:16]}
+    result = try_(p, **args)
+    assert "truncated" not in result
+    assert len(cells(result)) == 64
+    assert result["omitted"]["errors"] > 0 and result["omitted"]["handles"] > 0
+    assert not any("\n" in text for text in result["errors"])
+    assert "Type mismatch" in result["errors"]  # mismatches of every position now share one
+    kept = [g for e in result["positions"] for g in e["succeeded"] if "handle" in g]
+    assert kept and len(kept) + result["omitted"]["handles"] == sum(
+        len(e["succeeded"]) for e in result["positions"]
+    )
+    after = p.with_(kept[0]["handle"], "skip")  # a handle the answer names works
+    assert after["success"] is True
+
+
+def test_a_tight_budget_still_accounts_for_every_pair(servers: list[Server], project: Path) -> None:
+    p, positions = grid_probe(servers, project, "--result-bytes", "2000")
+    result = try_(p, positions=positions[:4], tactics=GRID[:16])
+    assert "truncated" not in result and len(cells(result)) == 64
+    groups = [g for e in result["positions"] for g in e["succeeded"]]
+    assert groups and not any("handle" in g for g in groups)
+    assert result["omitted"]["handles"] == len(groups)
+    intro = "Tactic `intro` failed: no additional binders"  # the headline of `intro h`
+    cut = next(text for text in result["errors"] if intro.startswith(text))
+    assert len(cut) < len(intro)  # long texts lost their ends
+    assert result["omitted"]["errors"] > 0

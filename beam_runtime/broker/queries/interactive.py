@@ -4,8 +4,9 @@ An ``InteractiveGoal`` carries ``hyps`` (``names``, ``type``, optional ``val``),
 ``type``, an optional ``userName`` and its ``goalPrefix`` (``"⊢ "``, or ``"| "`` in conv mode).
 Types are ``TaggedText``: ``{"text": s}``, ``{"append": [...]}`` or ``{"tag": [info, inner]}``;
 only the text is kept. Lean names an anonymous hypothesis ``[anonymous]``; here it has no names.
-The RPC references an answer holds (``{"p": id}`` or ``{"__rpcref": id}``) are collected so the
-caller can release them.
+The RPC references an answer holds (``{"p": id}`` in wire format v0, which Lean uses for a client
+that asks for none, or ``{"__rpcref": id}`` in v1; the id is a string) are collected so the caller
+can release them; anything else is never sent back as a reference.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def references(value: Any, found: list[Any] | None = None, depth: int = 0) -> li
     if depth > _MAX_DEPTH:
         return found
     if isinstance(value, dict):
-        if len(value) == 1 and ("p" in value or "__rpcref" in value):
+        if len(value) == 1 and isinstance(value.get("p", value.get("__rpcref")), str):
             found.append(value)
             return found
         for item in value.values():

@@ -2,6 +2,6 @@
 
 Owns: the scratch pool and its configuration (``scratch``, ``pool``), what a probe sends and how
 its answer reads (``probes``), continuation handles (``handles``), whether a scratch worker's
-imports are stale (``freshness``), the run tools (``speculation``) and ``lean_try``
-(``trying``). Builds on ``session`` and asks ``queries`` for goals.
+imports are stale (``freshness``), the run tools (``speculation``) and ``lean_try`` (``trying``,
+its answer in ``grid``). Builds on ``session`` and asks ``queries`` for goals.
 """

@@ -46,9 +46,10 @@ class Snapshot:
 class Speculation:
     """Handles and scratch documents of the process; hooks itself into every session."""
 
-    def __init__(self, config: PoolConfig) -> None:
+    def __init__(self, config: PoolConfig, answer_bytes: int = 20_000) -> None:
         self.handles = HandleStore()
         self.scratch = ScratchRegistry(config)
+        self.answer_bytes = answer_bytes  # the result budget lean_try fits its answer into
 
     def adopt(self, session: LeanSession) -> None:
         root, epoch = session.root, session.epoch

@@ -9,16 +9,14 @@ cancelling the call cancels them all (each cancelled probe's scratch document is
 
 With ``stop_on_first_success`` the first success at a position cancels that position's
 outstanding probes; they and the ones not started yet are ``skipped``. Pairs past ``limit`` are
-``skipped`` too. Results come in input order; a result whose outcome (success, goals, error)
-equals an earlier result's at the same position names it with ``same_as`` (its index in
-``results``), so identical outcomes are grouped without changing the shape. ``suggest`` adds the
-search tactics (``exact?``, ``apply?``, ``simp?``, and ``aesop?`` when the file imports Aesop or
-Mathlib); their "Try this" texts become ``suggestions``.
+``skipped`` too. ``suggest`` adds the search tactics (``exact?``, ``apply?``, ``simp?``, and
+``aesop?`` when the file imports Aesop or Mathlib); their "Try this" texts become
+``suggestions``. The answer groups the pairs by outcome and fits the result budget
+(``grid.py``); only the handles it names are stored.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from beam_runtime.broker.session.reporting import CallReport, Context
 from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.text import DocumentText
 from beam_runtime.broker.speculation import freshness, probes
+from beam_runtime.broker.speculation.grid import Cell, Grid
 from beam_runtime.lsp import messages
 
 if TYPE_CHECKING:
@@ -57,6 +56,7 @@ class Pair:
     spot: int  # which position
     snap: Snapshot
     tactic: str
+    number: int  # which tactic
     search: bool  # one of the suggest tactics
 
 
@@ -94,7 +94,7 @@ async def run_try(spec: Speculation, session: LeanSession, args: TryArgs, ctx: C
     version, snaps, header = await _snapshots(session, source, args, report)
     tactics += _search_tactics(header) if args.suggest else []
     pairs = [
-        Pair(spot * len(tactics) + k, spot, snap, text, k >= len(args.tactics))
+        Pair(spot * len(tactics) + k, spot, snap, text, k, k >= len(args.tactics))
         for spot, snap in enumerate(snaps)
         for k, text in enumerate(tactics)
     ]
@@ -105,15 +105,13 @@ async def run_try(spec: Speculation, session: LeanSession, args: TryArgs, ctx: C
     finally:
         with anyio.CancelScope(shield=True):
             await spec.scratch.trim(session, source)
-    for _, record in trial.outcomes.values():
-        if record is not None:
-            spec.handles.add(record)
-    return {
-        **workspace(session),
-        "path": source.display,
-        "version": version,
-        **_report(trial, pairs, limit),
-    }
+    head = {**workspace(session), "path": source.display, "version": version}
+    where = [{"line": snap.line, "character": snap.character} for snap in snaps]
+    grid = _grid(Grid(head, tactics, where), trial, pairs, limit, args.suggest)
+    body, records = grid.answer(spec.answer_bytes)
+    for record in records:  # only the handles the answer names are kept
+        spec.handles.add(record)
+    return body
 
 
 def _tactics(args: TryArgs) -> list[str]:
@@ -231,72 +229,19 @@ async def _run_one(
                     other.cancel()
 
 
-def _report(trial: Trial, pairs: list[Pair], limit: int) -> dict[str, Any]:
-    results: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    first_of: dict[tuple[int, str], int] = {}
-    suggestions: list[dict[str, Any]] = []
+def _grid(grid: Grid, trial: Trial, pairs: list[Pair], limit: int, suggest: bool) -> Grid:
+    """Every pair into the grid, in input order: its outcome, or why it did not run."""
+    grid.suggest = suggest
     for number, pair in enumerate(pairs):
         outcome = trial.outcomes.get(pair.index)
         if outcome is None:
             reason = LIMITED if number >= limit else STOPPED
-            skipped.append({**_where(pair), "reason": reason})
+            grid.add(Cell(pair.spot, pair.number, None, skipped=reason))
             continue
-        entry = _entry(pair, *outcome)
-        key = (pair.spot, _outcome_key(entry, outcome[0]))
-        if key in first_of:
-            entry["same_as"] = first_of[key]
-        else:
-            first_of[key] = len(results)
-        results.append(entry)
-        for text in entry.get("suggestions", []):
-            found = {"position": entry["position"], "tactic": pair.tactic, "text": text}
-            if not any(_same_suggestion(found, seen) for seen in suggestions):
-                suggestions.append(found)
-    out: dict[str, Any] = {"results": results, "skipped": skipped}
-    if any(pair.search for pair in pairs):
-        out["suggestions"] = suggestions
-    return out
-
-
-def _where(pair: Pair) -> dict[str, Any]:
-    return {
-        "position": {"line": pair.snap.line, "character": pair.snap.character},
-        "tactic": pair.tactic,
-    }
-
-
-def _entry(pair: Pair, result: dict[str, Any], record: HandleRecord | None) -> dict[str, Any]:
-    state = result.get("proof_state")
-    goals = state["goals"] if isinstance(state, dict) else None
-    entry: dict[str, Any] = {
-        **_where(pair),
-        "success": bool(result["success"]),
-        "goals_after": len(goals) if goals is not None else None,
-    }
-    if goals:
-        entry["first_goal"] = goals[0].get("target", "")
-    error = next((m["text"] for m in result["messages"] if m["severity"] == "error"), None)
-    if error is not None:
-        entry["error"] = error
-    if record is not None:
-        entry["handle"] = record.to_json()
-    if pair.search:
-        entry["suggestions"] = suggestions_in(result["messages"])
-    return entry
-
-
-def _outcome_key(entry: dict[str, Any], result: dict[str, Any]) -> str:
-    state = result.get("proof_state")
-    return json.dumps(
-        [entry["success"], state, entry.get("error"), entry.get("suggestions")],
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-
-
-def _same_suggestion(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["position"] == b["position"] and a["text"] == b["text"]
+        result, record = outcome
+        found = tuple(suggestions_in(result["messages"])) if pair.search else ()
+        grid.add(Cell(pair.spot, pair.number, result, record, suggestions=found))
+    return grid
 
 
 def suggestions_in(items: list[dict[str, str]]) -> list[str]:
