@@ -150,3 +150,16 @@ def test_a_broken_policy_file_is_an_error_that_names_the_fix(
     policy.unlink()
     error = err(server, 9, "lean_verify", args)
     assert error["data"]["reason"] == "badLock" and "lean-beam lean lock" in error["data"]["fix"]
+
+
+def test_a_debug_option_set_by_the_lakefile_fails_ok(servers: list[Server], project: Path) -> None:
+    (project / "lakefile.toml").write_text(
+        'name = "demo"\nmoreLeanArgs = ["-Ddebug.skipKernelTC=true"]\n'
+    )
+    result = verify(lake_server(servers, home_of(project)), project, 1)
+    assert result["ok"] is False and result["flagged"] == ["lakefile.toml:2"]
+    assert by_name(result)["lakefile.toml:2"] == {
+        "name": "lakefile.toml:2",
+        "axioms": None,
+        "flags": ["option:debug.skipKernelTC"],
+    }

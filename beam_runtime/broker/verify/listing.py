@@ -14,10 +14,12 @@ axioms, structure field defaults, auxiliary constants) and prints, one tab-separ
 ``ConstantInfo``, ``LINE``/``END_LINE`` from Lean's declaration ranges (0 for a constant Lean
 generated without one), ``AXIOMS`` is ``Lean.collectAxioms`` (what ``#print axioms`` prints),
 and ``MARKS`` lists ``unsafe:``/``implemented_by:``/``extern:`` for each workspace constant the
-declaration reaches through its type and value. ``TEXT`` is the type pretty-printed with
-``pp.all`` at unbounded width (newlines and tabs replaced by spaces): the elaborated statement,
-independent of notation and ``open``s. Lean reports ``#eval`` output as an information message;
-output without the ``lean-beam-end`` line means Lean did not finish the program.
+declaration reaches through its type and value (the ``_unsafe_rec`` implementation Lean gives a
+``partial def`` is not counted: it is how every ``partial def`` is compiled). ``TEXT`` is the
+type pretty-printed with ``pp.all`` at unbounded width (newlines and tabs replaced by spaces):
+the elaborated statement, independent of notation and ``open``s. Lean reports ``#eval``
+output as an information message; output without the ``lean-beam-end`` line means Lean did
+not finish the program.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ _PROGRAM = """\
       seen := seen.insert c
       let some ci := env.find? c | continue
       if ci.isUnsafe then marks := marks.push s!"unsafe:{{c}}"
-      if (Lean.Compiler.getImplementedBy? env c).isSome then
-        marks := marks.push s!"implemented_by:{{c}}"
+      if let some impl := Lean.Compiler.getImplementedBy? env c then
+        if impl != c.str "_unsafe_rec" then marks := marks.push s!"implemented_by:{{c}}"
       if Lean.isExtern env c then marks := marks.push s!"extern:{{c}}"
       todo := todo ++ ci.type.getUsedConstants
       if let some v := ci.value? then todo := todo ++ v.getUsedConstants

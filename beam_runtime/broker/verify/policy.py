@@ -41,9 +41,9 @@ RULES = (
 _SEARCH = re.compile(
     r"(?<![\w.'?!])(exact\?|apply\?|simp_all\?!?|simp\?!?|rw\?|aesop\?|decide\?)(?![\w'?!])"
 )
-_PLAIN = re.compile(r"(?:^|\bby\b|;|<;>|[(·]|=>)\s*(hint|admit)\s*(?=$|;|<;>|\))")
+_PLAIN = re.compile(r"(?:^|\bby\b|;|<;>|[(·|]|=>)\s*(hint|admit)\s*(?=$|;|<;>|\)|\|)")
 _DEBUG = re.compile(r"\bset_option\s+(debug\.[\w.]+)\s+(\S+)")
-_LAKE_DEBUG = re.compile(r"(?<![\w])`?(debug\.[A-Za-z][\w.]*)")
+_LAKE_DEBUG = re.compile(r"(?:(?<![\w])|(?<=-D))`?(debug\.[A-Za-z][\w.]*)")
 
 
 @dataclass(frozen=True)
@@ -167,16 +167,13 @@ def lakefile_sites(name: str, text: str, policy: Policy) -> list[Site]:
     """``debug.*`` options set for every module by the lakefile (``leanOptions``, arguments)."""
     if not policy.forbid_debug_options:
         return []
-    lines = code_lines(text) if name.endswith(".lean") else _toml_code(text)
+    comment = r"--.*$" if name.endswith(".lean") else r"#.*$"  # strings kept: `-Ddebug.x=...`
+    lines = [re.sub(comment, "", line) for line in text.split("\n")]
     return [
         Site(number, f"option:{match.group(1)}")
         for number, line in enumerate(lines, start=1)
         for match in _LAKE_DEBUG.finditer(line)
     ]
-
-
-def _toml_code(text: str) -> list[str]:
-    return [re.sub(r"#.*$", "", line) for line in text.split("\n")]
 
 
 def code_lines(text: str) -> list[str]:
