@@ -58,6 +58,9 @@ def test_the_lakefile_can_set_debug_options_for_every_module() -> None:
     toml = 'name = "demo"\nmoreLeanArgs = ["-Ddebug.skipKernelTC=true"]  # debug.ignored\n'
     found = lakefile_sites("lakefile.toml", toml, Policy())
     assert [(s.line, s.flag) for s in found] == [(2, "option:debug.skipKernelTC")]
-    lean = "import Lake\n-- debug.ignored\npackage demo where\n  leanOptions := #[⟨`debug.skipKernelTC, true⟩]\n"
+    lean = (
+        "import Lake\n-- debug.ignored\npackage demo where\n"
+        "  leanOptions := #[⟨`debug.skipKernelTC, true⟩]\n"
+    )
     assert [s.line for s in lakefile_sites("lakefile.lean", lean, Policy())] == [4]
     assert lakefile_sites("lakefile.toml", toml, Policy(forbid_debug_options=False)) == []

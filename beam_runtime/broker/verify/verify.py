@@ -277,7 +277,6 @@ def _error(item: dict[str, Any]) -> dict[str, Any]:
 class Answers:
     modules: list[checks.ModuleAnswers]
     complete: bool  # every question was answered in time
-    lake_warnings: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def _ask_all(
