@@ -52,7 +52,7 @@ the walk of one tool call through it; the module tables follow.
 - Inside the broker, `verify` imports neither `speculation` nor `queries`: the scratch documents
   it asks Lean through are handed in by `service`. Below the broker's layers sit
   `beam_runtime.lsp` (driven by `session`) and `beam_runtime.search` (`lean_search`, and the
-  declaration scan `verify` uses).
+  toolchain and manifest reads `verify` uses).
 - No product module imports test code. Product modules are loaded by name only by the console
   scripts (`beam_runtime/entry.py`, `MAINS`) and a runtime's launcher (`beam_runtime/launcher.py`);
   `--backend` loads a file or module the user names (the tests' fault-injection backend).

@@ -1,4 +1,9 @@
-"""`lean-beam lean sync|goals|hover|run-at|try|todo|verify FILE`, `search QUERY`: Lean from a shell.
+"""`lean-beam lean sync|goals|hover|run-at|try|todo|verify FILE`, `search QUERY`: Lean from a shell;
+`lean-beam lean lock FILE...`.
+
+`lock` records the elaborated statements of the files' theorems in the project's statement lock
+(`.lean-beam/statements.lock`), which `lean_verify` then holds them to, and `lock --check`
+compares them without writing.
 
 Each command runs one broker operation in-process (no MCP server): it starts Lean for the
 project, prints the result for a person (`lean_text`; `--json`: the tool's result as compact
@@ -15,6 +20,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -191,6 +197,119 @@ def search(query: str, root: str | None, kind: str | None, limit: int, as_json: 
     raise SystemExit(0 if result.get("hits") else 1)
 
 
+@lean.command("lock")
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--declarations",
+    help="Comma-separated names to lock (full, or a unique suffix); default: every theorem "
+    "of the files.",
+)
+@click.option(
+    "--root",
+    help="Project root (default: nearest directory with a lean-toolchain or lakefile above "
+    "the first FILE).",
+)
+@click.option(
+    "--check", is_flag=True, help="Compare with the lock, write nothing; exit 1 on a change."
+)
+@click.option("--json", "as_json", is_flag=True, help="The outcome as JSON.")
+@click.option(
+    "--wait-ms",
+    type=click.IntRange(min=0),
+    default=600_000,
+    show_default=True,
+    help="How long to wait for Lake and Lean.",
+)
+@click.option("--lean-cmd", help="Command that starts a Lean server in the root.")
+@click.option("--beam-cli", help="beam-cli that configures the project (mcp-config).")
+def lock(**options: Any) -> None:
+    """Lock the statements of FILE's theorems (or --declarations) for lean_verify to hold."""
+    from beam_runtime.broker.errors import BrokerError
+    from beam_runtime.broker.verify import lock as lk
+
+    files = [os.path.abspath(f) for f in options["files"]]
+    root = _root(options["root"], os.path.dirname(files[0]), options["as_json"])
+    shown = {Path(os.path.relpath(f, root)).as_posix() for f in files}
+    try:
+        entries = lk.load(root)
+    except BrokerError as error:
+        if options["check"] or options["declarations"]:
+            _fail(error.code, error.message, error.data, options["as_json"])
+        entries = {}  # locking whole files anew replaces an unreadable lock
+    if options["check"]:
+        _check_lock(options, root, files, {n: e for n, e in entries.items() if e.path in shown})
+        return
+    named = [n.strip() for n in (options["declarations"] or "").split(",") if n.strip()]
+    found = _statements(options, root, files, named or None)
+    if named and found["not_found"]:
+        _fail(
+            "invalidParams",
+            f"not declared in {', '.join(sorted(shown))}: {', '.join(found['not_found'])}",
+            {
+                "reason": "notFound",
+                "names": found["not_found"],
+                "fix": "name declarations of "
+                "the files (lean-beam lean verify FILE --json lists them)",
+            },
+            options["as_json"],
+        )
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    dropped = [] if named else sorted(n for n, e in entries.items() if e.path in shown)
+    kept = {n: e for n, e in entries.items() if n not in dropped}
+    for name, item in found["statements"].items():
+        kept[name] = lk.Locked(name, **item, locked_at=stamp)
+    path = _write_lock(root, lk.document(kept))
+    locked = sorted(found["statements"])
+    unlocked = [n for n in dropped if n not in found["statements"]]
+    body = {"schema": 1, "lock": path, "locked": locked, "unlocked": unlocked}
+    text = "\n".join(
+        [f"locked {n}" for n in locked] + [f"unlocked {n}" for n in unlocked] + [f"wrote {path}"]
+    )
+    _print(body, options["as_json"], lambda _result: text)
+
+
+def _check_lock(
+    options: dict[str, Any], root: str, files: list[str], entries: dict[str, Any]
+) -> None:
+    statements: list[dict[str, str]] = []
+    if entries:
+        found = _statements(options, root, files, sorted(entries))["statements"]
+        for name in sorted(entries):
+            now = found.get(name)
+            if now is None:
+                state = "missing"
+            elif now["statement_sha256"] == entries[name].statement_sha256:
+                state = "unchanged"
+            else:
+                state = "changed"
+            statements.append({"name": name, "status": state})
+    body = {"schema": 1, "statements": statements}
+    text = "\n".join(f"{s['name']}: {s['status']}" for s in statements) or "nothing locked"
+    _print(body, options["as_json"], lambda _result: text)
+    raise SystemExit(0 if all(s["status"] == "unchanged" for s in statements) else 1)
+
+
+def _statements(
+    options: dict[str, Any], root: str, files: list[str], names: list[str] | None
+) -> dict[str, Any]:
+    from beam_runtime.broker.standalone import Call
+
+    call = Call(path=files[0], paths=files, declarations=names, wait_ms=options["wait_ms"])
+    return _execute("lean_statements", options, root, call)
+
+
+def _write_lock(root: str, body: dict[str, Any]) -> str:
+    """Writes the lock atomically (a temporary file, then a rename); returns its path."""
+    from beam_runtime.broker.verify.lock import LOCK_FILE
+
+    path = Path(root, LOCK_FILE)
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    os.replace(tmp, path)
+    return str(path)
+
+
 # ---------------------------------------------------------------------- running
 
 
@@ -225,10 +344,7 @@ def _position_of(options: dict[str, Any]) -> dict[str, Any]:
 def _run(
     tool: str, options: dict[str, Any], extra: dict[str, Any], positioned: bool | None = None
 ) -> dict[str, Any]:
-    import anyio
-
-    from beam_runtime.broker.errors import BrokerError
-    from beam_runtime.broker.standalone import Call, config, run_once
+    from beam_runtime.broker.standalone import Call
 
     file = os.path.abspath(options["file"])
     root = _root(options["root"], os.path.dirname(file), options["as_json"])
@@ -236,6 +352,15 @@ def _run(
         positioned = "line1" in options
     position = _position_of(options) if positioned else {}
     call = Call(path=file, wait_ms=options["wait_ms"], **position, **extra)
+    return _execute(tool, options, root, call)
+
+
+def _execute(tool: str, options: dict[str, Any], root: str, call: Any) -> dict[str, Any]:
+    import anyio
+
+    from beam_runtime.broker.errors import BrokerError
+    from beam_runtime.broker.standalone import config, run_once
+
     lean_cmd = tuple(shlex.split(options["lean_cmd"])) if options["lean_cmd"] else None
     broker_config = config(lean_cmd, None if lean_cmd else _beam_cli(options["beam_cli"]))
     try:

@@ -195,10 +195,12 @@ TOOLS: tuple[ToolSpec, ...] = (
         h.lean_verify,
         "VerifyInput",
         "Verify files with Lake's batch build (never the editor's view): builds each file's "
-        "module and every workspace module importing it, then lists each declaration's axioms "
-        "and flags sorryAx, nonstandard axioms, unsafe, implemented_by, extern and "
-        "skipKernelTC. ok is true only if all of that is clean. Returns a receipt; pass it back "
-        "to learn whether it still holds (receipt_valid, stale) without rebuilding.",
+        "module and every workspace module importing it, asks Lean for every constant the "
+        "modules add and its axioms, and applies the project's policy (.lean-beam/verify.toml; "
+        "strict by default: sorry, axioms beyond propext/Classical.choice/Quot.sound, native "
+        "computation, implemented_by/extern, debug options, leftover search tactics) and "
+        "statement lock (statements). ok is true only if all of that is clean. Returns a "
+        "signed receipt; pass it back to learn whether it still holds without rebuilding.",
         None,
     ),
     _lean(

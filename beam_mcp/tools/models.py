@@ -144,7 +144,9 @@ class VerifyInput(WorkspaceOnly):
     path: str | None = Field(None, description="The file to verify (or give paths).")
     paths: list[str] | None = Field(None, description="Several files to verify at once.")
     declarations: list[str] | None = Field(
-        None, description="Names to check; omitted: every theorem, lemma, def and instance."
+        None,
+        description="Names to check (full, or a unique suffix); omitted: every constant the "
+        "files' modules add. An empty list checks nothing (reason nothingChecked).",
     )
     receipt: dict[str, Any] | None = Field(
         None, description="A receipt from an earlier lean_verify, to check without rebuilding."

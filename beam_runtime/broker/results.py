@@ -236,9 +236,23 @@ class VerifyModule(TypedDict):
 
 
 class VerifyDeclaration(TypedDict):
-    name: str
-    axioms: list[str]
+    name: str  # a constant's name, or `<path>:<line>` for a finding outside any declaration
+    axioms: list[str] | None
     flags: list[str]
+
+
+class VerifyStatement(TypedDict):
+    name: str
+    status: Literal["unchanged", "changed", "missing"]
+
+
+class VerifyPolicy(TypedDict):
+    allowed_axioms: list[str]
+    forbid_sorry: bool
+    forbid_native: bool
+    forbid_implemented_by: bool
+    forbid_debug_options: bool
+    forbid_search_tactics: bool
 
 
 class VerifyResult(TypedDict):
@@ -249,6 +263,9 @@ class VerifyResult(TypedDict):
     modules: list[VerifyModule]
     declarations: list[VerifyDeclaration]
     flagged: list[str]
+    statements: list[VerifyStatement]
+    policy: VerifyPolicy
+    reason: NotRequired[Literal["nothingChecked"]]
     complete: bool
     toolchain: str | None
     manifest_hash: str | None

@@ -187,7 +187,13 @@ def _operation(tool: str, broker: Broker) -> Operation[Call]:
             return dict(verifying.from_receipt(plan))
         return dict(await verifying.verify(session, broker.speculation.scratch, plan, ctx))
 
+    async def statements(session: LeanSession, call: Call, ctx: Context) -> dict[str, Any]:
+        from beam_runtime.broker.verify import verify as verifying
+
+        return dict(await verifying.statements(session, broker.speculation.scratch, call, ctx))
+
     found: dict[str, Operation[Call]] = {
+        "lean_statements": statements,  # `lean-beam lean lock`: no MCP tool writes the lock
         "lean_sync": sync,
         "lean_goals": queries.goals,
         "lean_hover": queries.hover,

@@ -105,12 +105,14 @@ def test_verify_builds_with_lake_and_exits_1_on_a_sorry(project: Path) -> None:
         "--lean-cmd",
         lake_serve,
     ]
+    home = project.parent / "home"  # the receipt key goes to this HOME's state directory
+    home.mkdir()
     run = dict(
         capture_output=True,
         text=True,
         cwd=str(project),
         timeout=120,
-        env=minimal_env(**FAST_FAKE),
+        env=minimal_env(**FAST_FAKE, HOME=str(home)),
         stdin=subprocess.DEVNULL,
     )
     clean = subprocess.run(command, **run)  # type: ignore[call-overload]
@@ -120,3 +122,83 @@ def test_verify_builds_with_lake_and_exits_1_on_a_sorry(project: Path) -> None:
     flagged = subprocess.run(command, **run)  # type: ignore[call-overload]
     assert flagged.returncode == 1, flagged.stderr
     assert json.loads(flagged.stdout)["flagged"] == ["gap"]
+    assert (home / ".local" / "state" / "beam" / "verify-receipt.key").is_file()
+
+
+LOCKED = "theorem one : 1 + 1 = 2 := by omega\ntheorem two : 2 = 2 := rfl\ndef three : Nat := 3\n"
+
+
+def lock(project: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    from tests.verify.support import LAKE_SERVE
+
+    command = [str(Path(sys.executable).with_name("lean-beam")), "lean", "lock", *args]
+    return subprocess.run(
+        [*command, "--lean-cmd", LAKE_SERVE],
+        capture_output=True,
+        text=True,
+        cwd=str(project),
+        timeout=120,
+        env=minimal_env(**FAST_FAKE, HOME=str(home)),
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_lock_records_each_theorem_and_check_reports_changes(project: Path) -> None:
+    home = project.parent / "home"
+    home.mkdir()
+    (project / "Main.lean").write_text(LOCKED)
+    (project / "Other.lean").write_text("theorem other : True := trivial\n")
+    wrote = lock(project, home, "Main.lean")
+    assert wrote.returncode == 0, wrote.stderr
+    assert wrote.stdout.splitlines()[:2] == ["locked one", "locked two"]  # theorems only
+    path = project / ".lean-beam" / "statements.lock"
+    body = json.loads(path.read_text())
+    assert body["schema"] == 1 and sorted(body["statements"]) == ["one", "two"]
+    assert set(body["statements"]["one"]) == {
+        "module",
+        "path",
+        "statement_sha256",
+        "signature_sha256",
+        "locked_at",
+    }
+    more = lock(project, home, "Other.lean", "--declarations", "other", "--json")
+    assert more.returncode == 0, more.stderr
+    assert json.loads(more.stdout)["locked"] == ["other"]
+    assert sorted(json.loads(path.read_text())["statements"]) == ["one", "other", "two"]
+
+    same = lock(project, home, "Main.lean", "--check")
+    assert same.returncode == 0 and same.stdout.splitlines() == ["one: unchanged", "two: unchanged"]
+    before = path.read_text()
+    (project / "Main.lean").write_text(LOCKED.replace("1 + 1 = 2 := by omega", "True := trivial"))
+    changed = lock(project, home, "Main.lean", "--check", "--json")
+    assert changed.returncode == 1
+    assert json.loads(changed.stdout) == {
+        "schema": 1,
+        "statements": [
+            {"name": "one", "status": "changed"},
+            {"name": "two", "status": "unchanged"},
+        ],
+    }
+    assert path.read_text() == before  # --check writes nothing
+    (project / "Main.lean").write_text("theorem two : 2 = 2 := rfl\n")
+    gone = lock(project, home, "Main.lean", "--check")
+    assert gone.returncode == 1 and gone.stdout.splitlines()[0] == "one: missing"
+    relocked = lock(project, home, "Main.lean")
+    assert relocked.returncode == 0 and "unlocked one" in relocked.stdout.splitlines()
+    assert sorted(json.loads(path.read_text())["statements"]) == ["other", "two"]
+
+
+def test_lock_refuses_unknown_names_and_files_that_do_not_build(project: Path) -> None:
+    home = project.parent / "home"
+    home.mkdir()
+    (project / "Main.lean").write_text(LOCKED)
+    unknown = lock(project, home, "Main.lean", "--declarations", "one,nope")
+    assert unknown.returncode == 1 and unknown.stderr.startswith("error: invalidParams: ")
+    assert "nope" in unknown.stderr and "\nfix: " in unknown.stderr
+    assert not (project / ".lean-beam" / "statements.lock").exists()
+    (project / "Main.lean").write_text("theorem bad : 1 = 1 := nope\n")
+    broken = lock(project, home, "Main.lean", "--json")
+    assert broken.returncode == 1
+    error = json.loads(broken.stderr)["error"]
+    assert error["data"]["reason"] == "notBuilt" and error["data"]["fix"]
+    assert not (project / ".lean-beam" / "statements.lock").exists()

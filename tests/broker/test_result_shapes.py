@@ -130,7 +130,9 @@ def lake_project(tmp_path: Path) -> Path:
 
 
 def test_lake_tools_answer_their_shapes(servers: list[Server], lake_project: Path) -> None:
-    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE)
+    home = lake_project.parent / "home"  # lean_verify's receipt key goes to this HOME
+    home.mkdir()
+    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE, HOME=str(home))
     ws = workspace(lake_project)
     saved = ok(server, 1, "lean_save", {**ws, "path": "Main.lean"})
     check("lean_save", saved)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tests.fake_lean import exprs
 from tests.fake_lean.config import Texts
 from tests.fake_lean.library import KEYWORDS, auto_bound, builtin_type
+from tests.fake_lean.listing import answer_listing, is_listing
 from tests.fake_lean.model import (
     ERROR,
     INFORMATION,
@@ -19,11 +20,12 @@ from tests.fake_lean.model import (
     GoalSpan,
     Hyp,
 )
-from tests.fake_lean.source import Command, Pos, idents, strip_comment
+from tests.fake_lean.prefixes import split_prefixes
+from tests.fake_lean.source import IDENT_RE, Command, Pos, idents, strip_comment
 from tests.fake_lean.tactics import ProofContext, TacticError, check_idents, parse_block, run_proof
 
 DECL_RE = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
+    r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|partial|unsafe|nonrec)\s+)*)"
     r"(theorem|lemma|def|example|abbrev|instance|structure|inductive|class|opaque|axiom)\b"
 )
 MARKER_RE = re.compile(r"^#fake_(crash_once|crash|die)\b\s*(\d*)")
@@ -117,10 +119,16 @@ def elaborate(
         result.diags.append(Diag(cursor.pos(0), end, INFORMATION, text))
         return result
     code = "\n".join(strip_comment(line) for line in command.text.split("\n"))
+    prefixed = split_prefixes(code)
+    if prefixed.code is not code:  # `open X in`, `set_option o v in`, `@[...]` folded in
+        code = prefixed.code
+        env = replace(env, opens=(*env.opens, *prefixed.opens))
     if DECL_RE.match(code):
-        _declaration(result, code, cursor, lines, env, texts, uri, doc)
+        _declaration(result, code, cursor, lines, env, texts, uri, doc, prefixed.attributes)
+    elif is_listing(command.text):
+        answer_listing(result, command.text, cursor.pos(0), cursor.pos(len("#eval")), env, uri)
     elif re.match(r"#print\s+axioms\b", code):
-        _print_axioms(result, code, cursor, env)
+        _print_axioms(result, code, cursor, env, uri)
     elif code.startswith(("#eval", "#check", "#reduce", "#print")):
         _output_command(result, code, cursor, env, texts)
     else:
@@ -189,11 +197,12 @@ def _declaration(
     texts: Texts,
     uri: str,
     doc: str | None,
+    attributes: str = "",
 ) -> None:
     match = DECL_RE.match(code)
     assert match is not None
-    keyword = match.group(1)
-    kw_start, after_kw = match.start(1), match.end(1)
+    keyword, modifiers = match.group(2), match.group(1)
+    kw_start, after_kw = match.start(2), match.end(2)
     name_match = re.compile(r"\s+([^\s(\[{:⦃]+)").match(code, after_kw)
     named = keyword != "example" and name_match is not None and name_match.group(1) != ":="
     if keyword == "instance" and named and name_match and name_match.group(1) in (":",):
@@ -213,9 +222,12 @@ def _declaration(
     hyps = tuple(Hyp(n, t) for names, t in _binder_groups(binders) for n in names)
     result.locals = {hyp.name: hyp.type for hyp in hyps}
     ctx = ProofContext(texts, env.type_of)
+    if keyword == "instance" and not named:
+        name = _instance_name(type_)
     full = f"{'.'.join(env.namespaces)}.{name}" if env.namespaces and name else name
     try:
-        _check_signature(ctx, binders, type_, code, sig_off, cursor, env)
+        checked = code[: sig_off + len(sig)] if keyword in INDUCTIVE_KINDS else code
+        _check_signature(ctx, binders, type_, checked, sig_off, cursor, env)  # not the fields
         if assign >= 0:
             body_off = assign + 2
             _body(result, ctx, code, body_off, cursor, lines, hyps, type_, name)
@@ -233,55 +245,97 @@ def _declaration(
         result.diags.append(Diag(start, end, WARNING, texts.sorry()))
     if named or keyword == "instance":
         value = code[assign + 2 :].strip() if assign >= 0 else None
+        sorry = ctx.used_sorry or has_error
+        body = code[match.start(1) :]  # attributes name other declarations but do not use them
+        axioms, importer_view, uses = _axioms(keyword, full, body, env, sorry, uri, texts.legacy)
         decl = Decl(
-            name=full or f"instance {type_}",
-            short=name or f"instance {type_}",
+            name=full,
+            short=name,
             keyword=keyword,
             binders=binders,
             type=type_,
             uri=uri,
-            start=cursor.pos(0),
+            start=cursor.pos(len(code) - len(code.lstrip())),
             end=cursor.pos(len(code.rstrip())),
             name_start=cursor.pos(name_off if named else kw_start),
             name_end=cursor.pos((name_off + len(name)) if named else after_kw),
             doc=doc,
             value=value if value and re.fullmatch(r'\d+|"[^"]*"', value) else None,
-            axioms=_axioms(keyword, full, code, env, ctx.used_sorry or has_error),
+            axioms=axioms,
+            attributes=attributes,
+            modifiers=modifiers,
+            uses=uses,
+            importer_axioms=importer_view,
         )
         result.decls.append(decl)
 
 
-def _axioms(keyword: str, full: str, code: str, env: Env, sorry: bool) -> tuple[str, ...]:
+def _axioms(
+    keyword: str, full: str, code: str, env: Env, sorry: bool, uri: str, legacy: bool
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """The fake's `#print axioms`: sorry (or an error) gives sorryAx, axioms used by name count,
-    so do those of the declarations used, and the simp family of tactics uses propext."""
+    so do those of the declarations used, the simp family of tactics uses propext and
+    `native_decide` an axiom of its own (`Lean.ofReduceBool` before Lean 4.29).
+
+    Returns (axioms as the defining file sees them, axioms as an importing file sees them,
+    declarations used). The importer's view models Lean's `collectAxioms` from 4.30 on
+    (leanprover/lean4#15226): an imported inductive type reports no axioms, and neither does
+    anything whose only path to an axiom runs through one. The legacy profile has no such gap.
+    """
     if keyword == "axiom":
-        return (full,)
-    found = {"sorryAx"} if sorry else set()
+        return (full,), (full,), ()
+    own = {"sorryAx"} if sorry else set()
+    here: set[str] = set()
+    seen_by_importer: set[str] = set()
+    uses: list[str] = []
     tokens = [token for line in code.split("\n") for _s, _e, token in idents(line)]
     for token in tokens:
         if token in STANDARD_AXIOMS:
-            found.add(token)
+            own.add(token)
         elif token in PROPEXT_TACTICS:
-            found.add("propext")
+            own.add("propext")
+        elif token == "native_decide":
+            own.add(
+                "Lean.ofReduceBool"
+                if legacy
+                else f"{full or '_example'}._native.native_decide.ax_1"
+            )
         decl = env.resolve(token)
-        if decl is not None:
-            found.update((decl.name,) if decl.keyword == "axiom" else decl.axioms)
-    return tuple(sorted(found))
+        if decl is None or decl.name == full:
+            continue
+        uses.append(decl.name)
+        if decl.keyword == "axiom":
+            here.add(decl.name)
+            seen_by_importer.add(decl.name)
+            continue
+        local = decl.uri == uri or legacy
+        here.update(decl.axioms if local else decl.imported_axioms)
+        seen_by_importer.update(decl.axioms if legacy else decl.imported_axioms)
+    importer_view = () if keyword in INDUCTIVE_KINDS and not legacy else own | seen_by_importer
+    return tuple(sorted(own | here)), tuple(sorted(importer_view)), tuple(dict.fromkeys(uses))
+
+
+def _instance_name(type_: str) -> str:
+    """Lean's name for an anonymous instance: `inst` and the type's constants, capitalised."""
+    parts = [m.group(0).split(".")[-1] for m in IDENT_RE.finditer(type_)]
+    return "inst" + "".join(part[:1].upper() + part[1:] for part in parts if part)
 
 
 STANDARD_AXIOMS = ("propext", "Classical.choice", "Quot.sound")
 PROPEXT_TACTICS = ("simp", "simp_all", "norm_num", "linarith", "omega")
+INDUCTIVE_KINDS = ("structure", "inductive", "class")
 
 
-def _print_axioms(result: CmdResult, code: str, cursor: _Cursor, env: Env) -> None:
-    """`#print axioms name`, in Lean's wording."""
+def _print_axioms(result: CmdResult, code: str, cursor: _Cursor, env: Env, uri: str) -> None:
+    """`#print axioms name`, in Lean's wording (an imported declaration as an importer sees it)."""
     name = code[len("#print") :].split(None, 1)[1].strip() if len(code.split()) > 2 else ""
     start, end = cursor.pos(0), cursor.pos(len("#print"))
     decl = env.resolve(name)
+    axioms = () if decl is None else decl.axioms if decl.uri == uri else decl.imported_axioms
     if decl is None:
         result.diags.append(Diag(start, end, ERROR, f"unknown constant '{name}'"))
-    elif decl.axioms:
-        listed = ", ".join(decl.axioms)
+    elif axioms:
+        listed = ", ".join(axioms)
         result.diags.append(
             Diag(start, end, INFORMATION, f"'{decl.name}' depends on axioms: [{listed}]")
         )

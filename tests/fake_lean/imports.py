@@ -83,7 +83,7 @@ def process_header(
             result.fatal_message = _unknown_module(settings, root, head)
             return result
         result.local_modules.append(module)
-        result.decls.update(collect_decls(settings, text, path.as_uri()))
+        result.decls.update(collect_decls(settings, text, path.as_uri(), root))
     return result
 
 
@@ -97,11 +97,23 @@ def _unknown_module(settings: Settings, root: Path, head: str) -> str:
     )
 
 
-def collect_decls(settings: Settings, text: str, uri: str) -> dict[str, Decl]:
-    """Declarations of another file (no imports followed, no costs paid)."""
+def collect_decls(
+    settings: Settings, text: str, uri: str, root: Path | None = None, seen: set[str] | None = None
+) -> dict[str, Decl]:
+    """Declarations of another file, no costs paid; with ``root``, also those of the workspace
+    modules it imports, transitively (each once), as Lean's environment holds them."""
     lines = split_lines(text)
-    _, commands = split_commands(lines)
+    header_end, commands = split_commands(lines)
     env = Env()
+    if root is not None:
+        seen = set() if seen is None else seen
+        for module in imported_modules(lines, header_end):
+            path = module_path(root, module)
+            if module in seen or not path.is_file():
+                continue
+            seen.add(module)
+            imported = path.read_text(encoding="utf-8", errors="replace")
+            env.decls.update(collect_decls(settings, imported, path.as_uri(), root, seen))
     for command in commands:
         result = elaborate(command, lines, env, settings.texts, uri, None)
         for decl in result.decls:

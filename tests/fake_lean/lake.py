@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -100,18 +102,24 @@ def build(rest: list[str]) -> int:
         if set(_local_imports(root, source)) & set(failed):
             failed.append(module)  # Lake does not start a module whose imports failed
             continue
-        errors = _errors(source)
-        time.sleep(delay)
-        if errors:
-            failed.append(module)
-            logged.append(module)
-            print(f"✖ [{index}/{len(order)}] Building {module}")
-            for message in errors:
-                print(f"error: ./{source.relative_to(root)}:{message}")
-            print("error: Lean exited with code 1")
-            continue
-        _write_artifacts(root, module, source)
-        print(f"✔ [{index}/{len(order)}] Built {module}")
+        with swapped_during_build(root, source):
+            errors, warnings = _messages(source)
+            time.sleep(delay)
+            shown = f"./{source.relative_to(root)}"
+            if errors:
+                failed.append(module)
+                logged.append(module)
+                print(f"✖ [{index}/{len(order)}] Building {module}")
+                for message in warnings:
+                    print(f"warning: {shown}:{message}")
+                for message in errors:
+                    print(f"error: {shown}:{message}")
+                print("error: Lean exited with code 1")
+                continue
+            _write_artifacts(root, module, source)
+        print(f"{'⚠' if warnings else '✔'} [{index}/{len(order)}] Built {module}")
+        for message in warnings:
+            print(f"warning: {shown}:{message}")
     if failed:
         print("Some required targets logged failures:")
         for module in logged:
@@ -123,7 +131,33 @@ def build(rest: list[str]) -> int:
 
 
 def _source(root: Path, module: str) -> Path:
-    return root.joinpath(*module.split(".")).with_suffix(".lean")
+    """The module's file in the workspace, else in a dependency package under .lake/packages."""
+    relative = Path(*module.split(".")).with_suffix(".lean")
+    if (root / relative).is_file():
+        return root / relative
+    for package in sorted((root / ".lake" / "packages").glob("*")):
+        if (package / relative).is_file():
+            return package / relative
+    return root / relative
+
+
+@contextlib.contextmanager
+def swapped_during_build(root: Path, source: Path) -> Iterator[None]:
+    """``FAKE_LAKE_SWAP=REL:FILE``: while building REL, its text is FILE's (as if an editor saved
+    another text and then the old one again); afterwards the old bytes and times come back."""
+    spec = os.environ.get("FAKE_LAKE_SWAP", "")
+    relative, _, replacement = spec.partition(":")
+    if not spec or (root / relative).resolve() != source.resolve():
+        yield
+        return
+    before = source.read_bytes()
+    times = source.stat()
+    source.write_bytes(Path(replacement).read_bytes())
+    try:
+        yield
+    finally:
+        source.write_bytes(before)
+        os.utime(source, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 def _local_imports(root: Path, source: Path) -> list[str]:
@@ -143,8 +177,7 @@ def _in_import_order(root: Path, targets: list[str]) -> list[str]:
         if module in order or module in trail:
             return
         for imported in _local_imports(root, _source(root, module)):
-            if imported in targets:
-                visit(imported, (*trail, module))
+            visit(imported, (*trail, module))  # Lake builds every import first
         order.append(module)
 
     for module in targets:
@@ -157,8 +190,8 @@ def _ensure_path() -> None:
         sys.path.insert(0, str(HERE.parents[1]))
 
 
-def _errors(source: Path) -> list[str]:
-    """``line:col: error: message`` items of the module, its local imports' names in scope."""
+def _messages(source: Path) -> tuple[list[str], list[str]]:
+    """``line:col: message`` errors and warnings of the module, its imports' names in scope."""
     _ensure_path()
     from tests.fake_lean.config import load_settings
     from tests.fake_lean.elab import Env, elaborate
@@ -174,25 +207,26 @@ def _errors(source: Path) -> list[str]:
         path = _source(root, module)
         if path.is_file():
             text = path.read_text(encoding="utf-8")
-            env.decls.update(collect_decls(settings, text, path.as_uri()))
+            env.decls.update(collect_decls(settings, text, path.as_uri(), root))
     errors: list[str] = []
+    warnings: list[str] = []
     for command in commands:
         result = elaborate(command, lines, env, settings.texts, source.as_uri(), None)
         for decl in result.decls:
             env.decls[decl.name] = decl
         env.namespaces, env.opens = result.namespaces, result.opens
-        errors.extend(
-            f"{d.start.line + 1}:{d.start.col}: {d.message}"
-            for d in result.diags
-            if d.severity == 1
-        )
-    return errors
+        for d in result.diags:
+            if d.severity in (1, 2):
+                found = errors if d.severity == 1 else warnings
+                found.append(f"{d.start.line + 1}:{d.start.col}: {d.message}")
+    return errors, warnings
 
 
 def _write_artifacts(root: Path, module: str, source: Path) -> None:
     parts = module.split(".")
-    lib = root / ".lake" / "build" / "lib" / "lean"
-    ir = root / ".lake" / "build" / "ir"
+    package = source.parents[len(parts) - 1]  # the workspace or a dependency's checkout
+    lib = package / ".lake" / "build" / "lib" / "lean"
+    ir = package / ".lake" / "build" / "ir"
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
     base = lib.joinpath(*parts)
     base.parent.mkdir(parents=True, exist_ok=True)

@@ -94,6 +94,15 @@ class Decl:
     doc: str | None = None
     value: str | None = None
     axioms: tuple[str, ...] = ()  # what `#print axioms` reports (sorted)
+    attributes: str = ""  # the text inside `@[...]`
+    modifiers: str = ""  # `private`, `unsafe`, ... as written
+    uses: tuple[str, ...] = ()  # declarations it names
+    importer_axioms: tuple[str, ...] | None = None  # `#print axioms` from an importing file
+
+    @property
+    def imported_axioms(self) -> tuple[str, ...]:
+        """What an importing file's `#print axioms` reports (see `elab._axioms`)."""
+        return self.axioms if self.importer_axioms is None else self.importer_axioms
 
     @property
     def signature(self) -> str:

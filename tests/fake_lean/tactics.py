@@ -18,6 +18,7 @@ from tests.fake_lean.source import Pos, idents, strip_comment
 CLOSERS = frozenset(
     [
         "decide",
+        "native_decide",
         "omega",
         "norm_num",
         "linarith",

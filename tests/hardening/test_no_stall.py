@@ -263,7 +263,9 @@ def test_a_fifo_among_the_modules_stalls_neither_verify_nor_search(
     os.mkfifo(root / "Fifo.lean")
     (root / "Zero.lean").symlink_to("/dev/zero")
     os.mkfifo(root / "lake-manifest.json")
-    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE)
+    home = tmp_path / "home"  # lean_verify's receipt key goes to this HOME
+    home.mkdir()
+    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE, HOME=str(home))
     ws = workspace(root)
     server.send(call(1, "lean_verify", {**ws, "path": "Demo.lean", "wait_ms": 20000}))
     server.send(call(2, "lean_search", {**ws, "query": "answerA"}))

@@ -4,75 +4,62 @@ source changes."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pytest
 
-from tests.broker.conftest import start
-from tests.broker.fake import FAST_FAKE, err, fake_processes, fake_server, ok, workspace
-from tests.mcp.helpers import REPO, Server, call
+from tests.broker.fake import err, fake_processes, fake_server, ok, workspace
+from tests.mcp.helpers import Server, call
+from tests.verify.support import (
+    BASIC,
+    LAKE_SERVE,
+    OTHER,
+    USE,
+    by_module,
+    by_name,
+    home_of,
+    make_project,
+    verify,
+)
+from tests.verify.support import lake_server as lake_server_in
 
-LAKE_SERVE = shlex.join([str(REPO / "tests" / "fake_lean" / "bin" / "lake"), "serve"])
-
-BASIC = """\
-namespace Demo
-def a : Nat := 1
-theorem a_pos : 0 < a + 1 := by omega
-theorem plain : True := trivial
-private theorem hidden : True := trivial
-end Demo
-"""
-USE = "import Demo.Basic\nnamespace Demo\ndef b : Nat := a + 1\nend Demo\n"
-MAIN = "import Demo.Use\ndef c : Nat := Demo.b\n"
-OTHER = "def unrelated : Nat := 7\n"
+__all__ = ["LAKE_SERVE"]
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / "Demo").mkdir(parents=True)
-    (root / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
-    (root / "lakefile.toml").write_text('name = "demo"\n')
-    (root / "lake-manifest.json").write_text('{"version": 7, "packages": []}\n')
-    (root / "Demo" / "Basic.lean").write_text(BASIC)
-    (root / "Demo" / "Use.lean").write_text(USE)
-    (root / "Demo" / "Other.lean").write_text(OTHER)
-    (root / "Main.lean").write_text(MAIN)
-    return root.resolve()
+    return make_project(tmp_path / "proj")
 
 
-def lake_server(servers: list[Server]) -> Server:
-    return start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE)
-
-
-def verify(server: Server, root: Path, rid: int, **args: object) -> dict:
-    return ok(server, rid, "lean_verify", {**workspace(root), "path": "Demo/Basic.lean", **args})
-
-
-def by_module(result: dict) -> dict[str, dict]:
-    return {m["module"]: m for m in result["modules"]}
-
-
-def by_name(result: dict) -> dict[str, dict]:
-    return {d["name"]: d for d in result["declarations"]}
+def lake_server(servers: list[Server], project: Path, **env: str) -> Server:
+    return lake_server_in(servers, home_of(project), **env)
 
 
 def test_a_clean_cone_verifies_with_axioms_and_a_receipt(
     servers: list[Server], project: Path
 ) -> None:
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     result = verify(server, project, 1)
     assert result["ok"] is True and result["complete"] is True, result
     assert [m["module"] for m in result["modules"]] == ["Demo.Basic", "Demo.Use", "Main"]
     assert all(m["built"] and m["errors"] == [] for m in result["modules"])
     assert by_module(result)["Demo.Use"]["path"] == "Demo/Use.lean"
-    assert by_name(result) == {
+    assert by_name(result) == {  # every constant Lean lists, private ones by their own name
         "Demo.a": {"name": "Demo.a", "axioms": [], "flags": []},
         "Demo.a_pos": {"name": "Demo.a_pos", "axioms": ["propext"], "flags": []},
         "Demo.plain": {"name": "Demo.plain", "axioms": [], "flags": []},
+        "Demo.hidden": {"name": "Demo.hidden", "axioms": [], "flags": []},
     }
     assert result["flagged"] == [] and result["toolchain"] == "leanprover/lean4:v4.24.0"
+    assert result["statements"] == [] and "reason" not in result
+    assert result["policy"] == {
+        "allowed_axioms": ["propext", "Classical.choice", "Quot.sound"],
+        "forbid_sorry": True,
+        "forbid_native": True,
+        "forbid_implemented_by": True,
+        "forbid_debug_options": True,
+        "forbid_search_tactics": True,
+    }
     assert len(result["manifest_hash"]) == 16
     assert sorted(result["sources"]) == ["Demo.Basic", "Demo.Use", "Main"]
     assert result["receipt"]["ok"] is True
@@ -83,7 +70,7 @@ def test_a_clean_cone_verifies_with_axioms_and_a_receipt(
 def test_an_edit_that_breaks_a_downstream_module_is_not_ok_and_names_it(
     servers: list[Server], project: Path
 ) -> None:
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     assert verify(server, project, 1)["ok"] is True
     (project / "Demo" / "Basic.lean").write_text(
         BASIC.replace("def a ", "def a2 ").replace("0 < a + 1", "0 < a2 + 1")
@@ -116,7 +103,7 @@ def test_sorry_a_custom_axiom_and_unsafe_markers_are_flagged_by_name(
             "end Demo\n",
         )
     )
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     result = verify(server, project, 1)
     assert result["ok"] is False and all(m["built"] for m in result["modules"])
     names = by_name(result)
@@ -125,32 +112,37 @@ def test_sorry_a_custom_axiom_and_unsafe_markers_are_flagged_by_name(
         "axioms": ["Demo.myAx"],
         "flags": ["axiom:Demo.myAx"],
     }
+    assert names["Demo.myAx"]["flags"] == ["axiom:Demo.myAx"]  # the axiom is a constant too
     assert names["Demo.todo"] == {"name": "Demo.todo", "axioms": ["sorryAx"], "flags": ["sorryAx"]}
-    assert names["Demo.fast"]["flags"] == ["unsafe"]
-    assert names["Demo.slow"]["flags"] == ["implemented_by"]
-    assert names["Demo.unchecked"]["flags"] == ["skipKernelTC"]
+    assert names["Demo.fast"]["flags"] == ["unsafe:Demo.fast"]
+    assert names["Demo.slow"]["flags"] == ["implemented_by:Demo.slow"]
+    assert names["Demo.unchecked"]["flags"] == ["option:debug.skipKernelTC"]
     assert sorted(result["flagged"]) == [
         "Demo.bad",
         "Demo.fast",
+        "Demo.myAx",
         "Demo.slow",
         "Demo.todo",
         "Demo.unchecked",
     ]
-    assert names["Demo.plain"]["flags"] == [] and "Demo.myAx" not in names
+    assert names["Demo.plain"]["flags"] == []
     named = verify(server, project, 2, declarations=["a_pos", "Demo.plain"])
-    assert named["ok"] is True and [d["name"] for d in named["declarations"]] == [
-        "Demo.a_pos",
-        "Demo.plain",
-    ]
-    missing = verify(server, project, 3, declarations=["nothing_here"])
-    assert missing["ok"] is False and missing["flagged"] == ["nothing_here"]
-    assert missing["declarations"][0]["flags"] == ["notFound"]
+    assert [d["name"] for d in named["declarations"]][:2] == ["Demo.a_pos", "Demo.plain"]
+    assert all(d["flags"] == [] for d in named["declarations"][:2])
+    # the module still holds a sorry and a debug option: named or not, that is not ok
+    assert named["ok"] is False
+    assert sorted(named["flagged"]) == ["Demo/Basic.lean:11", "Demo/Basic.lean:8"]
+    assert by_name(named)["Demo/Basic.lean:8"]["flags"] == ["sorryWarning"]
+    assert by_name(named)["Demo/Basic.lean:11"]["flags"] == ["option:debug.skipKernelTC"]
+    partly = verify(server, project, 3, declarations=["Demo.plain", "nothing_here"])
+    assert partly["ok"] is False and "nothing_here" in partly["flagged"]
+    assert by_name(partly)["nothing_here"]["flags"] == ["notFound"]
 
 
 def test_a_receipt_holds_until_a_cone_source_changes(servers: list[Server], project: Path) -> None:
-    first = lake_server(servers)
+    first = lake_server(servers, project)
     receipt = verify(first, project, 1)["receipt"]
-    fresh = lake_server(servers)  # a new process: answering must not need Lean or Lake
+    fresh = lake_server(servers, project)  # a new process: answering must not need Lean or Lake
     held = verify(fresh, project, 1, receipt=receipt)
     assert held["receipt_valid"] is True and held["stale"] == [] and held["ok"] is True
     assert held["receipt"] == receipt and [m["built"] for m in held["modules"]] == [True] * 3
@@ -172,7 +164,7 @@ def test_a_receipt_holds_until_a_cone_source_changes(servers: list[Server], proj
 
 
 def test_lake_progress_is_forwarded(servers: list[Server], project: Path) -> None:
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     args = {**workspace(project), "path": "Demo/Basic.lean"}
     server.send(call(1, "lean_verify", args, call_meta={"progressToken": "v"}))
     reply, before = server.read_until(1)
@@ -185,16 +177,11 @@ def test_lake_progress_is_forwarded(servers: list[Server], project: Path) -> Non
 
 
 def test_bad_input_is_a_structured_error_with_a_fix(servers: list[Server], project: Path) -> None:
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     ws = workspace(project)
     both = err(server, 1, "lean_verify", {**ws, "path": "Main.lean", "paths": ["Main.lean"]})
     neither = err(server, 2, "lean_verify", ws)
     assert both["code"] == neither["code"] == "invalidInput" and both["data"]["fix"]
-    receipt = verify(server, project, 3)["receipt"]
-    forged = {**receipt, "ok": not receipt["ok"]}
-    bad = err(server, 4, "lean_verify", {**ws, "path": "Demo/Basic.lean", "receipt": forged})
-    assert bad["code"] == "invalidInput" and bad["data"]["reason"] == "badReceipt"
-    assert bad["data"]["fix"]
     (project / "notes.txt").write_text("hi\n")
     (project / ".hidden").mkdir()
     (project / ".hidden" / "X.lean").write_text("def x := 1\n")
@@ -203,7 +190,7 @@ def test_bad_input_is_a_structured_error_with_a_fix(servers: list[Server], proje
 
 
 def test_several_files_verify_together(servers: list[Server], project: Path) -> None:
-    server = lake_server(servers)
+    server = lake_server(servers, project)
     args = {**workspace(project), "paths": ["Demo/Other.lean", "Demo/Basic.lean"]}
     result = ok(server, 1, "lean_verify", args)
     assert result["ok"] is True
@@ -220,13 +207,13 @@ def test_several_files_verify_together(servers: list[Server], project: Path) -> 
 def test_a_build_that_outlasts_wait_ms_is_incomplete_and_lake_is_stopped(
     servers: list[Server], project: Path
 ) -> None:
-    server = start(servers, "--lean-cmd", LAKE_SERVE, **FAST_FAKE, FAKE_LAKE_BUILD_MS="20000")
+    server = lake_server(servers, project, FAKE_LAKE_BUILD_MS="20000")
     result = verify(server, project, 1, wait_ms=1500)
     assert result["ok"] is False and result["complete"] is False
     assert result["receipt"] is None and result["retry_after_ms"] > 0
     assert not any(m["built"] for m in result["modules"])
     assert result["build"]["finished"] is False
-    assert [d["flags"] for d in result["declarations"]] == [["notBuilt"]] * 3
+    assert result["declarations"] == [{"name": "Demo.Basic", "axioms": None, "flags": ["notBuilt"]}]
     lakes = [p for p in fake_processes(project) if "build" in p.info["cmdline"]]
     assert lakes == []
 

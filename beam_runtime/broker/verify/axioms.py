@@ -1,97 +1,69 @@
-"""What ``lean_verify`` asks Lean about declarations, and the flags it derives from the answers.
+"""Axioms asked where a declaration lives, and the ``sorry`` warnings of a verified module.
 
-After the build, a scratch document ``import <Module>`` followed by one ``#print axioms <name>``
-per line asks the built module (not the editor's copy) what each declaration depends on. Lean
-answers each line with ``'<name>' depends on axioms: [a, b]`` or ``'<name>' does not depend on
-any axioms``; an unknown name is an error. Flags: ``sorryAx``; ``axiom:<name>`` for an axiom
-other than ``propext``, ``Classical.choice`` and ``Quot.sound``; ``unsafe``, ``implemented_by``,
-``extern`` and ``skipKernelTC`` from the source; ``notFound``, ``noAnswer`` and ``notBuilt``
-when nothing could be checked.
+From Lean 4.30 on, ``Lean.collectAxioms`` (which ``#print axioms`` calls) can report too few
+axioms when asked from a file that imports the declaration and the only path to an axiom runs
+through an imported inductive type (leanprover/lean4#15226); the listing in ``listing.py`` asks
+from exactly such a file. So each verified module is also asked in a scratch copy of its own
+text with one ``#print axioms <name>`` per line appended, where nothing is imported that the
+module defines, and the answer kept is the union of the two. Lean answers each line with
+``'<name>' depends on axioms: [a, b]`` or ``'<name>' does not depend on any axioms``.
+
+The copy's diagnostics are Lean's own report on the module: every "declaration uses sorry"
+warning in it counts, whether or not a named declaration carries the ``sorry`` (an ``example``
+does not add a constant).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from beam_runtime.broker.session import diagnostics as diag
-from beam_runtime.search.scan import Declaration
 
-STANDARD = frozenset({"propext", "Classical.choice", "Quot.sound"})
-DEFAULT_KINDS = frozenset({"theorem", "lemma", "def", "instance"})
 _DEPENDS = re.compile(r"depends on axioms:\s*\[(.*)\]", re.DOTALL)
 _NONE = re.compile(r"does not depend on any axioms")
-_MARKERS = (
-    (re.compile(r"(?<![\w.])unsafe(?![\w'])"), "unsafe"),
-    (re.compile(r"@\[[^\]]*\bimplemented_by\b"), "implemented_by"),
-    (re.compile(r"@\[[^\]]*\bextern\b"), "extern"),
-)
+_SORRY = re.compile(r"declaration uses ['`]sorry['`]")
 
 
-def default_names(found: list[Declaration]) -> list[str]:
-    """Every theorem, lemma, def and named instance, except ``private`` ones (their names are
-    not reachable from another file, so ``#print axioms`` cannot name them)."""
-    return [
-        d.name
-        for d in found
-        if d.kind in DEFAULT_KINDS and not re.search(r"(?<![\w.])private\b", d.modifiers)
-    ]
+def copy_text(source: str, names: list[str]) -> tuple[str, int]:
+    """The module's text with the ``#print axioms`` lines appended, and the 0-based line of the
+    first of them."""
+    body = source.replace("\r\n", "\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    first = body.count("\n") + 1
+    return body + "\n" + "".join(f"#print axioms {name}\n" for name in names), first
 
 
-def lookup(name: str, found: list[Declaration]) -> Declaration | None:
-    exact = [d for d in found if d.name == name]
-    if exact:
-        return exact[0]
-    suffix = [d for d in found if d.name.endswith("." + name)]
-    return suffix[0] if len(suffix) == 1 else None
-
-
-def scratch_text(module: str, names: list[str]) -> str:
-    return f"import {module}\n" + "".join(f"#print axioms {name}\n" for name in names)
-
-
-def answers(diagnostics: list[diag.Diagnostic], count: int) -> list[tuple[list[str] | None, str]]:
-    """Per ``#print`` line: (axioms, problem); axioms ``None`` when Lean gave no usable answer."""
+def answers(diagnostics: list[diag.Diagnostic], first: int, count: int) -> list[list[str] | None]:
+    """Per ``#print`` line: its axioms, or None when Lean gave no usable answer."""
     by_line: dict[int, list[diag.Diagnostic]] = {}
     for item in diagnostics:
         line = item.get("range", {}).get("start", {}).get("line")
         if isinstance(line, int):
             by_line.setdefault(line, []).append(item)
-    found: list[tuple[list[str] | None, str]] = []
-    for index in range(count):
-        found.append(_answer(by_line.get(index + 1, [])))
-    return found
+    return [_answer(by_line.get(first + index, [])) for index in range(count)]
 
 
-def _answer(items: list[diag.Diagnostic]) -> tuple[list[str] | None, str]:
+def _answer(items: list[diag.Diagnostic]) -> list[str] | None:
     for item in items:
         message = diag.message_of(item)
         depends = _DEPENDS.search(message)
         if depends is not None:
-            return [a for a in re.split(r"[\s,]+", depends.group(1)) if a], ""
+            return [a for a in re.split(r"[\s,]+", depends.group(1)) if a]
         if _NONE.search(message):
-            return [], ""
-    for item in items:
-        if diag.is_error(item):
-            return None, "notFound"
-    return None, "noAnswer"
+            return []
+    return None
 
 
-def flags(axioms: list[str] | None, decl: Declaration | None, problem: str) -> list[str]:
-    found: list[str] = [problem] if problem else []
-    for axiom in axioms or []:
-        if axiom == "sorryAx":
-            found.append("sorryAx")
-        elif axiom not in STANDARD:
-            found.append(f"axiom:{axiom}")
-    if decl is not None:
-        for pattern, flag in _MARKERS:
-            if pattern.search(decl.modifiers):
-                found.append(flag)
-        if decl.skip_kernel_tc:
-            found.append("skipKernelTC")
-    return found
+def sorry_lines(diagnostics: list[diag.Diagnostic], before: int) -> list[int]:
+    """1-based lines of the sorry warnings Lean reported on the module's own text."""
+    found = set()
+    for item in diagnostics:
+        line = item.get("range", {}).get("start", {}).get("line")
+        if isinstance(line, int) and line < before and _SORRY.search(diag.message_of(item)):
+            found.add(line + 1)
+    return sorted(found)
 
 
-def entry(name: str, axioms: list[str] | None, flagged: list[str]) -> dict[str, Any]:
-    return {"name": name, "axioms": axioms, "flags": flagged}
+def is_sorry_warning(message: str) -> bool:
+    return _SORRY.search(message) is not None

@@ -4,7 +4,9 @@ Every ``.lean`` file under the root (hidden entries and ``.lake`` left out) whos
 module name is a workspace module. Its header is read as Lean reads it: after optional
 ``module`` and ``prelude``, the ``import`` lines (``public``, ``meta`` and ``all`` variants too),
 comments ignored. The cone of some modules is those modules and every workspace module that
-imports one of them, directly or not: the files an edit of them can break.
+imports one of them, directly or not: the files an edit of them can break. Their closure is
+those modules and every workspace module they import, directly or not: the files their
+meaning depends on.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from beam_runtime import safe_read
@@ -26,6 +28,27 @@ _COMPONENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_'!?]*$")
 class Graph:
     paths: dict[str, str]  # module -> absolute path
     imports: dict[str, tuple[str, ...]]  # module -> workspace modules it imports
+    external: dict[str, tuple[str, ...]] = field(default_factory=dict)  # -> other imports
+
+    def closure(self, modules: list[str]) -> list[str]:
+        """``modules`` and every workspace module they import, directly or not, in import
+        order: the sources a verification of them depends on."""
+        seen = set(modules)
+        queue = deque(modules)
+        while queue:
+            for dep in self.imports.get(queue.popleft(), ()):
+                if dep not in seen:
+                    seen.add(dep)
+                    queue.append(dep)
+        return [module for module in self.import_order() if module in seen]
+
+    def reaches_outside(self, module: str) -> bool:
+        """Whether ``module`` or a workspace module it imports imports a module from outside
+        the workspace (other than Lean's own ``Init``, ``Std`` and ``Lean``)."""
+        return any(
+            any(m.split(".")[0] not in ("Init", "Std", "Lean") for m in self.external.get(dep, ()))
+            for dep in self.closure([module])
+        )
 
     def importers(self) -> dict[str, set[str]]:
         found: dict[str, set[str]] = {module: set() for module in self.paths}
@@ -105,10 +128,13 @@ def workspace_graph(root: str) -> Graph:
         if module is not None:
             paths[module] = path
     imports: dict[str, tuple[str, ...]] = {}
+    external: dict[str, tuple[str, ...]] = {}
     for module, path in paths.items():
         try:
             text = safe_read.read_regular(path, safe_read.SOURCE_CAP).decode("utf-8", "replace")
         except OSError:
             text = ""
-        imports[module] = tuple(m for m in header_imports(text) if m in paths and m != module)
-    return Graph(paths, imports)
+        named = header_imports(text)
+        imports[module] = tuple(m for m in named if m in paths and m != module)
+        external[module] = tuple(m for m in named if m not in paths)
+    return Graph(paths, imports, external)

@@ -1,8 +1,9 @@
 """``lake build +Mod...`` for ``lean_verify``: bounded, Lake's job lines forwarded, output parsed.
 
-What is read from Lake's output: job lines (``✔ [i/n] Built M``, ``✖ [i/n] Building M``), the
-``Some required targets logged failures:`` list, and messages ``error: <file>:<line>:<col>: ...``
-(continuation lines belong to the message before them). On timeout or cancellation Lake's whole
+What is read from Lake's output: job lines (``✔``/``⚠ [i/n] Built M``, ``✖ [i/n] Building M``),
+the ``Some required targets logged failures:`` list, and messages ``error: <file>:<line>:<col>:
+...`` and ``warning: ...`` (any number of leading ``./``; continuation lines belong to the message
+before them). On timeout or cancellation Lake's whole
 process group is killed.
 """
 
@@ -22,7 +23,7 @@ from anyio.abc import Process
 from beam_runtime.broker import errors
 
 _JOB = re.compile(r"^([✔✖⚠]) \[\d+/\d+\] (\w+) (\S+)")
-_ERROR = re.compile(r"^error: (?:\./)?(.+?\.lean):(\d+):(\d+): (.*)$")
+_MESSAGE = re.compile(r"^(error|warning): (?:\./)*(.+?\.lean):(\d+):(\d+): (.*)$")
 _LISTED = re.compile(r"^- (\S+)$")
 _NEW_ITEM = re.compile(
     r"^(?:[✔✖⚠ℹ⣿] |error:|warning:|info:|trace:|Some required|Build completed|- )"
@@ -39,6 +40,7 @@ class BuildOutput:
     built: set[str] = field(default_factory=set)
     failed: set[str] = field(default_factory=set)
     errors: list[dict] = field(default_factory=list)  # {path (as Lake wrote it), line, message}
+    warnings: list[dict] = field(default_factory=list)  # the same, for Lake's warning lines
 
     def tail(self) -> list[str]:
         return self.lines[-_TAIL:]
@@ -60,14 +62,15 @@ class _Parser:
             self.forward(text)
         if _NEW_ITEM.match(text):
             self.current = None
-        error = _ERROR.match(text)
-        if error is not None:
+        message = _MESSAGE.match(text)
+        if message is not None:
             self.current = {
-                "path": error.group(1),
-                "line": int(error.group(2)),
-                "message": error.group(4),
+                "path": message.group(2),
+                "line": int(message.group(3)),
+                "message": message.group(5),
             }
-            self.out.errors.append(self.current)
+            found = self.out.errors if message.group(1) == "error" else self.out.warnings
+            found.append(self.current)
             return
         if text.startswith("Some required targets logged failures"):
             self.listing = True

@@ -1,38 +1,52 @@
-"""``lean_verify`` receipts: what a verification saw, and whether that still holds.
+"""``lean_verify`` receipts: what a verification saw, authenticated, and whether that still holds.
 
 A receipt is self-contained JSON: the root, the files asked about, the declarations named, the
-toolchain line, the ``lake-manifest.json`` hash, the source hash of every module of the cone,
-and the outcome (``ok``, modules, declarations, flagged). A digest over all of that catches a
-receipt that was edited. It still holds when the root, targets, declarations, toolchain and
-manifest are the same, the cone has the same modules and every source hash is equal.
+hash of the lakefile, ``lean-toolchain``, ``lake-manifest.json``, the statement lock and the
+policy file (``absent`` when missing), the source hash of every module the answer depends on
+(the files' modules, every workspace module importing them, and every workspace module any of
+those imports, directly or not), and the outcome (``ok``, modules, declarations, flagged,
+statements, policy, reason). ``mac`` is an HMAC-SHA256 of all of that under the user's receipt
+key (``secret.py``), so a receipt edited or written by hand, or made under another user's key,
+does not check.
+
+A receipt holds when its schema and MAC check and the root, files asked about, declarations,
+those files and every source hash are equal now. Anything else is answered by verifying
+again: ``receipt_mismatch`` names what differs (``schema``, ``signature``, ``root``,
+``targets``, ``requested`` or a file's name) and ``stale`` the modules whose hash changed,
+appeared or went away.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from beam_runtime import safe_read
-from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.verify.cone import Graph
-from beam_runtime.broker.verify.save import source_hash
+from beam_runtime.broker.verify.lock import LOCK_FILE
+from beam_runtime.broker.verify.policy import POLICY_FILE
+from beam_runtime.broker.verify.save import LAKEFILES, source_hash
 
-SCHEMA = "lean-beam.verify-receipt/1"
-OUTCOME = ("ok", "modules", "declarations", "flagged")
+SCHEMA = "lean-beam.verify-receipt/2"
+OUTCOME = ("ok", "modules", "declarations", "flagged", "statements", "policy")
+COVERED_FILES = (*LAKEFILES, "lean-toolchain", "lake-manifest.json", LOCK_FILE, POLICY_FILE)
 
 
 @dataclass(frozen=True)
 class Subject:
-    """What a verification is about, and the state of the sources it depends on now."""
+    """What a verification is about, and the state of what it depends on now."""
 
     root: str
     targets: list[str]  # display paths, sorted
     declarations: list[str] | None
     toolchain: str
     manifest_hash: str
-    sources: dict[str, str]  # module -> source hash, for the cone as it is now
+    files: dict[str, str]  # each of COVERED_FILES -> its hash, "absent" or "unreadable"
+    sources: dict[str, str]  # module -> source hash, closure and cone as they are now
 
 
 @dataclass
@@ -55,58 +69,55 @@ def hashes(graph: Graph, modules: list[str]) -> dict[str, str]:
     return found
 
 
-def make(subject: Subject, outcome: dict[str, Any]) -> dict[str, Any]:
+def file_hashes(root: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in COVERED_FILES:
+        try:
+            found[name] = source_hash(safe_read.read_regular(os.path.join(root, name), CAP))
+        except FileNotFoundError:
+            found[name] = "absent"
+        except OSError:
+            found[name] = "unreadable"
+    return found
+
+
+def make(subject: Subject, outcome: dict[str, Any], key: bytes) -> dict[str, Any]:
     body: dict[str, Any] = {
         "schema": SCHEMA,
         "root": subject.root,
         "targets": subject.targets,
         "requested": subject.declarations,
-        "toolchain": subject.toolchain,
-        "manifest_hash": subject.manifest_hash,
+        "files": subject.files,
         "sources": subject.sources,
-        **{key: outcome[key] for key in OUTCOME},
+        **{k: outcome[k] for k in (*OUTCOME, "reason") if k in outcome},
     }
-    return {**body, "digest": _digest(body)}
+    return {**body, "mac": _mac(body, key)}
 
 
-def _digest(body: dict[str, Any]) -> str:
+def _mac(body: dict[str, Any], key: bytes) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    return hmac.new(key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def parse(receipt: dict[str, Any]) -> dict[str, Any]:
-    body = {key: value for key, value in receipt.items() if key != "digest"}
-    if receipt.get("schema") != SCHEMA or not isinstance(receipt.get("sources"), dict):
-        raise _bad("it is not a lean_verify receipt of this version")
-    if receipt.get("digest") != _digest(body):
-        raise _bad("its digest does not match its content (it was edited)")
-    return receipt
-
-
-def _bad(problem: str) -> BrokerError:
-    return BrokerError(
-        "invalidInput",
-        f"the receipt cannot be checked: {problem}",
-        {
-            "reason": "badReceipt",
-            "fix": "pass the receipt exactly as lean_verify returned it, or omit receipt",
-        },
-    )
-
-
-def check(receipt: dict[str, Any], subject: Subject) -> Check:
+def check(receipt: dict[str, Any], subject: Subject, key: bytes) -> Check:
+    if receipt.get("schema") != SCHEMA:
+        return Check(False, mismatch=["schema"])
+    body = {k: v for k, v in receipt.items() if k != "mac"}
+    given = receipt.get("mac")
+    if not isinstance(given, str) or not hmac.compare_digest(given, _mac(body, key)):
+        return Check(False, mismatch=["signature"])
     mismatch = [
         name
         for name, now in (
             ("root", subject.root),
             ("targets", subject.targets),
             ("requested", subject.declarations),
-            ("toolchain", subject.toolchain),
-            ("manifest_hash", subject.manifest_hash),
         )
         if receipt.get(name) != now
     ]
-    before: dict[str, str] = receipt["sources"]
+    files: dict[str, str] = receipt.get("files") or {}
+    mismatch += [name for name in COVERED_FILES if files.get(name) != subject.files.get(name)]
+    before: dict[str, str] = receipt.get("sources") or {}
     stale = sorted(
         module
         for module in before.keys() | subject.sources.keys()
@@ -116,4 +127,4 @@ def check(receipt: dict[str, Any], subject: Subject) -> Check:
 
 
 def outcome_of(receipt: dict[str, Any]) -> dict[str, Any]:
-    return {key: receipt[key] for key in OUTCOME}
+    return {k: receipt[k] for k in (*OUTCOME, "reason") if k in receipt}
