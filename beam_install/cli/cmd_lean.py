@@ -134,7 +134,8 @@ def try_(**options: Any) -> None:
     }
     result = _run("lean_try", options, extra, positioned=False)
     _print(result, options["as_json"], _text("trying"))
-    raise SystemExit(0 if any(r.get("success") for r in result.get("results", [])) else 1)
+    succeeded = any(entry.get("succeeded") for entry in result.get("positions") or [])
+    raise SystemExit(0 if succeeded else 1)
 
 
 @lean.command("todo")

@@ -114,24 +114,36 @@ def _at(position: dict[str, Any]) -> str:
 
 
 def trying(result: dict[str, Any]) -> str:
+    """One line per tactic and position, in the order tried, from the grouped answer."""
     path = result.get("path", "")
+    tactics = result.get("tactics") or []
+    errors = result.get("errors") or []
     lines = []
-    for index, outcome in enumerate(result.get("results") or []):
-        head = f"[{index + 1}] {path}:{_at(outcome['position'])}  {outcome['tactic']}: "
-        if "same_as" in outcome:
-            lines.append(head + f"same as [{outcome['same_as'] + 1}]")
-        elif outcome.get("success"):
-            left = f"{_plural(outcome.get('goals_after') or 0, 'goal')} left"
-            first = f" (first: {outcome['first_goal']})" if outcome.get("first_goal") else ""
-            lines.append(f"{head}ok, {left}{first}")
-        else:
-            error = " ".join(str(outcome.get("error") or "failed").split())
-            lines.append(f"{head}failed: {error}")
-    for skipped in result.get("skipped") or []:
-        where = f"{path}:{_at(skipped['position'])}"
-        lines.append(f"    {where}  {skipped['tactic']}: skipped ({skipped['reason']})")
-    for suggestion in result.get("suggestions") or []:
-        lines.append(f"    {path}:{_at(suggestion['position'])}  try this: {suggestion['text']}")
+    for entry in result.get("positions") or []:
+        where = f"{path}:{_at(entry['position'])}"
+        said: dict[int, str] = {}
+        for group in entry.get("succeeded") or []:
+            left = f"{_plural(group.get('goals_after') or 0, 'goal')} left"
+            first = f" (first: {group['first_goal']})" if group.get("first_goal") else ""
+            for index in group["tactics"]:
+                said[index] = f"ok, {left}{first}"
+        for group in entry.get("failed") or []:
+            if "error" in group:
+                error = " ".join(str(errors[group["error"]]).split())
+            else:
+                error = "uses sorry" if group.get("reason") == "usesSorry" else group.get("reason")
+            for index in group["tactics"]:
+                said[index] = f"failed: {error}"
+        for group in entry.get("skipped") or []:
+            for index in group["tactics"]:
+                said[index] = f"skipped ({group['reason']})"
+        for index in sorted(said):
+            lines.append(f"[{index + 1}] {where}  {tactics[index]}: {said[index]}")
+        for suggestion in entry.get("suggestions") or []:
+            lines.append(f"    {where}  try this: {suggestion['text']}")
+    omitted = result.get("omitted")
+    if omitted:
+        lines.append("left out: " + ", ".join(f"{k} {v}" for k, v in sorted(omitted.items())))
     return "\n".join(lines) or "nothing ran"
 
 

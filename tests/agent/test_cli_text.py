@@ -85,7 +85,7 @@ def test_try_prints_one_line_per_tactic(project: Path) -> None:
     assert done.stdout.splitlines() == [
         "[1] Main.lean:4:3  exact nope: failed: Unknown identifier `nope`",
         "[2] Main.lean:4:3  rfl: ok, no goals left",
-        "[3] Main.lean:4:3  exact nope: same as [1]",
+        "[3] Main.lean:4:3  exact nope: failed: Unknown identifier `nope`",
     ]
     failing = lean(
         project,
@@ -100,7 +100,8 @@ def test_try_prints_one_line_per_tactic(project: Path) -> None:
         "--json",
     )
     assert failing.returncode == 1
-    assert json.loads(failing.stdout)["results"][0]["success"] is False
+    answer = json.loads(failing.stdout)
+    assert answer["positions"][0]["succeeded"] == [] and answer["positions"][0]["failed"]
 
 
 def test_verify_prints_a_verdict_and_what_failed(project: Path) -> None:
