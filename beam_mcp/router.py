@@ -56,7 +56,8 @@ INSTRUCTIONS = (
     "version to use the file as it is on disk; results echo position and version. Lean tools "
     "wait at most wait_ms (default 45000): lean_sync then answers readiness.reason "
     "stillElaborating with retry_after_ms (call again to keep waiting), other tools the error "
-    "timeout. Results over the byte budget carry truncated: {field: omitted count}; narrow "
+    "timeout; a Lean still starting counts too (error starting, retry_after_ms). Results "
+    "over the byte budget carry truncated: {field: omitted count}; narrow "
     "the range or diagnostic_scope to see the rest. Errors carry data.fix. Pass "
     "params._meta.progressToken for notifications/progress."
 )
