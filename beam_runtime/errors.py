@@ -41,6 +41,8 @@ _ERRNO_CATEGORIES = {
     "EROFS": ("readOnlyFilesystem", "use a writable location (e.g. pass --install-root)"),
     "EACCES": ("permissionDenied", "fix the permissions of that path, or use another location"),
     "EPERM": ("permissionDenied", "fix the permissions of that path, or use another location"),
+    "EMFILE": ("systemError", "raise the limit on open files (`ulimit -n`), then retry"),
+    "ENFILE": ("systemError", "close programs to free file descriptors system-wide, then retry"),
 }
 
 

@@ -229,3 +229,44 @@ def test_out_of_memory_at_any_point_is_one_categorized_error(
             assert json.loads(lines[0])["error"]["category"] == "outOfMemory", (mib, lines)
             failed += 1
     assert failed, "no limit made the command run out of memory: the test proved nothing"
+
+
+def test_lean_commands_out_of_file_descriptors_report_an_error_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """`lean-beam lean sync` with too few file descriptors (EMFILE while Lean starts, inside
+    the broker's task group) fails with one categorized error, never an exception group."""
+    import resource
+    import sys
+
+    from tests.broker.fake import FAKE_CMD, FAST_FAKE
+    from tests.mcp.helpers import minimal_env
+    from tests.support.projects import lean_project
+
+    project = lean_project(tmp_path / "proj", {"Main.lean": "def a : Nat := 1\n"})
+    lean_beam = str(Path(sys.executable).with_name("lean-beam"))
+    failed = []
+    for limit in range(9, 16):
+
+        def low(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done = subprocess.run(
+            [lean_beam, "lean", "sync", "Main.lean", "--json", "--lean-cmd", FAKE_CMD],
+            cwd=project,
+            env=minimal_env(**FAST_FAKE),
+            capture_output=True,
+            text=True,
+            preexec_fn=low,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "Traceback" not in done.stderr, (limit, done.stderr[-3000:])
+        assert done.returncode in (0, 1), (limit, done.returncode, done.stderr[-3000:])
+        if done.returncode == 1:
+            body = json.loads(done.stderr)
+            assert set(body) == {"error"} and body["error"]["fix"], body
+            failed.append((limit, body["error"]))
+    assert failed, "no limit was low enough to fail: the test exercised nothing"
+    assert any("EMFILE" in json.dumps(error) or "Too many open files" in json.dumps(error)
+               for _, error in failed), failed  # fmt: skip
