@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from beam_mcp.backend import LeanBackend, ToolContext, create_backend
-from beam_mcp.errors import ToolError
+from beam_mcp.errors import ToolError, system_tool_error
 from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
 from beam_mcp.stdio import handle_line, long_lived, pollable, write_all
@@ -424,6 +424,8 @@ class AsyncServer:
                 content = await self.backend.call(call.spec, call.arguments, ctx)
         except ToolError as err:
             error = err
+        except OSError as exc:  # the system refused something (a denied path, a full disk)
+            error = system_tool_error(call.tool, exc)
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
             error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
         finally:

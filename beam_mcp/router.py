@@ -35,7 +35,10 @@ from beam_mcp.wire import (
     RequestId,
     RpcError,
     error_message,
+    excerpt,
     id_key,
+    names,
+    quoted,
     result_message,
     tool_result_message,
     valid_id,
@@ -298,7 +301,7 @@ class Router:
         params = req.params
         extra = sorted(k for k in params if k not in _CALL_KEYS)
         if extra:
-            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")
+            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {names(extra)}")
         mrtr = [k for k in ("inputResponses", "requestState") if k in params]
         if mrtr:
             raise RpcError(
@@ -309,7 +312,7 @@ class Router:
         name = params.get("name")
         spec = BY_NAME.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
+            raise RpcError(INVALID_PARAMS, f"unknown tool: {quoted(name)}")
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "tools/call arguments must be an object")
@@ -457,8 +460,8 @@ def _progress_token(meta: Any) -> str | int | None:
 def _only(params: dict[str, Any], allowed: tuple[str, ...], method: str) -> None:
     extra = sorted(k for k in params if k not in allowed)
     if extra:
-        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")
+        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {names(extra)}")
 
 
 def _not_found(method: str, revision: str) -> RpcError:
-    return RpcError(METHOD_NOT_FOUND, f"method not found in MCP {revision}: {method}")
+    return RpcError(METHOD_NOT_FOUND, f"method not found in MCP {revision}: {excerpt(method)}")

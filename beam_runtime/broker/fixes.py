@@ -24,6 +24,8 @@ FIX_BY_REASON: dict[str, str] = {
     "pathEscapesRoot": "pass a path inside workspace.root",
     "notLeanProject": "pass the directory holding lean-toolchain or the lakefile as workspace.root",
     "unreadable": "check the file's permissions, then call again",
+    "permissionDenied": "give this user search (x) permission on data.directory, or pass a "
+    "file it can reach",
     "unresolvableCodeAction": "pass a code_action exactly as lean_todo returned it for the "
     "current version",
     "handlePathMismatch": "pass the path the handle was made for",
@@ -57,6 +59,8 @@ FIX_BY_CODE: dict[str, str] = {
     "saveUnsupportedSetup": "use lean_sync; lean_save needs a Lake project served by lake serve",
     "saveTargetNotModule": "save a file that is a module of the Lake package",
     "internalError": _RETRY,
+    "systemError": "fix what data.path and data.errno name (permissions, free space, open-file "
+    "limit), then call again",
 }
 
 
