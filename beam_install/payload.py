@@ -174,12 +174,13 @@ def launcher_text(python: str, command: str) -> bytes:
         '        return b""\n'
         f't, c = b("{RECORD}"), b("{gate}")\n'
         f'i = t.find(b"  {gate}\\n")\n'
-        'for m in ("_sha2", "_sha256", "hashlib"):\n'
+        "try:\n"
+        "    from _sha2 import sha256 as h\n"
+        "except ImportError:\n"
         "    try:\n"
-        "        h = __import__(m).sha256\n"
-        "        break\n"
+        "        from _sha256 import sha256 as h\n"
         "    except ImportError:\n"
-        "        pass\n"
+        "        from hashlib import sha256 as h\n"
         "if i < 69 or h(c).hexdigest().encode() != t[i - 69 : i - 5]:\n"
         '    e = ["runtime " + os.path.basename(r), "", "runtimePruned"]\n'
         '    if os.path.basename(os.path.dirname(r)) != "versions" or not os.path.isdir(r):\n'

@@ -93,14 +93,14 @@ def _sha256() -> Callable[[bytes], Any]:
     openssl = sys.modules.get("_hashlib")
     if openssl is not None:
         return openssl.openssl_sha256  # type: ignore[no-any-return]
-    for name in ("_sha2", "_sha256"):
+    try:
+        from _sha2 import sha256  # Python 3.12 and later
+    except ImportError:
         try:
-            return __import__(name).sha256  # type: ignore[no-any-return]
+            from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
         except ImportError:
-            pass
-    from hashlib import sha256
-
-    return sha256
+            from hashlib import sha256  # type: ignore[assignment]
+    return sha256  # type: ignore[no-any-return]
 
 
 def _hexdigest(data: bytes) -> str:

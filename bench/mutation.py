@@ -87,7 +87,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "router",
         R,
-        '        if extra:\n            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")',
+        '        if extra:\n            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {names(extra)}")',
         "        pass",
         ROUTER,
     ),
@@ -96,7 +96,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "router",
         R,
-        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")',
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {names(extra)}")',
         "    pass",
         ROUTER,
     ),
@@ -104,7 +104,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "families",
         F,
-        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {extra}")',
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {names(extra)}")',
         "    pass",
         FAMILIES,
     ),
