@@ -176,23 +176,47 @@ def _setup_plan(root: Path) -> Any:
         )
 
 
-def _existing_is_reusable(runtime: Path) -> bool:
+def _existing_is_reusable(runtime: Path, verified: Path | None = None) -> bool:
     """False when `versions/<id>` is absent; True when it validates fully; raises otherwise.
 
     Install calls it holding the lock, so a prune cannot remove the runtime while it is read.
+    `verified` is a runtime already checked in full by this process (the one it runs from).
     """
     if not os.path.lexists(runtime):
         return False
+    if verified is not None and runtime == verified:
+        return True
+    _refuse_damaged(runtime, "the existing runtime")
+    return True
+
+
+def _refuse_damaged(runtime: Path, what: str) -> None:
     problem = full_problem(runtime)
     if problem is None:
-        return True
+        return
     raise BeamError(
         "invalidRuntime",
-        f"the existing runtime {runtime} fails validation: {problem}",
+        f"{what} {runtime} fails validation: {problem}",
         f"stop lean-beam clients, move {runtime} out of {runtime.parent} (keep it for "
         "inspection) and run `lean-beam install` again",
         {"path": str(runtime)},
     )
+
+
+def _verified_running_runtime() -> Path | None:
+    """The runtime this process runs from, checked in full (None for a development copy).
+
+    Install from a runtime copies that runtime's own files and bytecode, so a damaged one must
+    never be copied into a new runtime that would then record the damage as verified.
+    """
+    from beam_runtime import identity
+
+    running = identity.code_runtime_dir()
+    if running is None:
+        return None
+    runtime = Path(running)
+    _refuse_damaged(runtime, "the runtime this lean-beam runs from,")
+    return runtime
 
 
 def _build(root: Path, payload: Payload) -> None:
@@ -244,12 +268,13 @@ def install(
     root = layout.resolve_install_root(install_root)
     links_dir = layout.resolve_bin_dir(bin_dir)
     inspect_root(root)
+    verified = _verified_running_runtime()
     payload = compute_payload()
     runtime = layout.runtime_dir(root, payload.runtime_id)
     wrappers = plan_wrappers(root)
     links = plan_links(root, links_dir)
     if dry_run:
-        action = "would_reuse" if _existing_is_reusable(runtime) else "would_create"
+        action = "would_reuse" if _existing_is_reusable(runtime, verified) else "would_create"
         return InstallResult(
             True,
             root,
@@ -269,7 +294,7 @@ def install(
         claim_root(root)
         cleaned = clean_stale(root)
         failpoint("cleaned")
-        reuse = _existing_is_reusable(runtime)  # validated under the lock: no prune races it
+        reuse = _existing_is_reusable(runtime, verified)  # under the lock: no prune races it
         if not reuse:
             _build(root, payload)
         wrappers = plan_wrappers(root)

@@ -5,7 +5,9 @@ Each distribution contributes the files its `RECORD` lists inside its site direc
 `../bin` scripts) and its dist-info minus `RECORD`, `INSTALLER`, `REQUESTED` and
 `direct_url.json`. An editable lean-beam is staged from the package directories Python imports;
 an editable dependency is refused. Code already running from an installed runtime re-stages that
-runtime's own `site/`. Bytecode is carried along but is not part of the payload hash.
+runtime's own `site/`. Bytecode is carried along but is not part of the payload hash (the
+bytecode record written at staging pins it). Launchers run the import gate
+(`beam_runtime.bytecode_gate`) first.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from beam_runtime import identity
+from beam_runtime.bytecode_gate import GATE, RECORD
 from beam_runtime.entry import ENTRY_POINTS
 from beam_runtime.errors import BeamError
 from beam_runtime.record_check import file_mode_tag, file_sha256, hash_line, payload_sha256
@@ -36,6 +39,7 @@ from beam_runtime.version import NAME
 PACKAGES = ("beam_install", "beam_runtime", "beam_mcp")
 DIST_INFO_SKIPPED = frozenset({"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"})
 BYTECODE_SUFFIX = f".{sys.implementation.cache_tag}.pyc"
+GATE_PYC = f"site/beam_runtime/__pycache__/bytecode_gate{BYTECODE_SUFFIX}"
 
 
 @dataclass(frozen=True)
@@ -145,27 +149,64 @@ def nix_store_paths(payload: Payload) -> list[str]:
 
 
 def launcher_text(python: str, command: str) -> bytes:
-    """A runtime launcher: embeds the interpreter and entry point, never the root or the id."""
+    """A runtime launcher: embeds the interpreter and the entry point, never the root or the id.
+
+    Its only Python reads the bytecode record, checks the import gate's bytecode against its
+    line there and hands over to the gate's `launch`, which checks the record against the
+    manifest and every other module's bytecode before it runs (docs/RUNTIME.md, "Only verified
+    code runs"). A runtime pruned (moved out of versions/) before it could start has no record
+    left to read: that is said as such; anything else that does not match is a damaged runtime.
+    """
     if command not in ENTRY_POINTS:
         raise ValueError(f"not a lean-beam command: {command!r}")
-    # A runtime pruned (moved out of versions/) before the lease is taken has no modules left
-    # to import: say so instead of a ModuleNotFoundError traceback.
+    gate = GATE_PYC
     code = (
-        "import os, sys\n"
+        "import os, sys, marshal\n"
         "r = os.path.dirname(os.path.dirname(os.path.realpath(sys.argv[1])))\n"
-        'sys.path[:0] = [os.path.join(r, "site")]\n'
+        "def b(p):\n"
+        "    try:\n"
+        "        d = os.open(os.path.join(r, p), os.O_RDONLY | os.O_NONBLOCK)\n"
+        "        try:\n"
+        "            return os.read(d, os.fstat(d).st_size)\n"
+        "        finally:\n"
+        "            os.close(d)\n"
+        "    except OSError:\n"
+        '        return b""\n'
+        f't, c = b("{RECORD}"), b("{gate}")\n'
+        f'i = t.find(b"  {gate}\\n")\n'
         "try:\n"
-        "    from beam_runtime.launcher import main\n"
+        "    from _sha2 import sha256 as h\n"
         "except ImportError:\n"
-        f'    sys.stderr.write("{command}: runtime " + os.path.basename(r) + '
-        '" was pruned; restart\\n")\n'
+        "    try:\n"
+        "        from _sha256 import sha256 as h\n"
+        "    except ImportError:\n"
+        "        from hashlib import sha256 as h\n"
+        "if i < 69 or h(c).hexdigest().encode() != t[i - 69 : i - 5]:\n"
+        '    e = ["runtime " + os.path.basename(r), "", "runtimePruned"]\n'
+        '    if os.path.basename(os.path.dirname(r)) != "versions" or not os.path.isdir(r):\n'
+        '        e[0] += " was pruned; restart"\n'
+        '        e[1] = "restart the MCP client or rerun the command through <root>/bin"\n'
+        "    else:\n"
+        f'        e[0] += " is damaged: its import gate {gate} is missing or not "\n'
+        '        e[0] += "what was installed"\n'
+        '        e[1] = "stop the agents that use it, move " + r + " out of versions/ "\n'
+        '        e[1] += "(keep it for inspection) and run `lean-beam install`"\n'
+        '        e[2] = "invalidRuntime"\n'
+        '    if "--json" in sys.argv[2:]:\n'
+        "        import json\n"
+        '        w = json.dumps({"error": dict(zip(("message", "fix", "category"), e))})\n'
+        "    else:\n"
+        f'        w = "{command}: " + e[0] + ("; " + e[1] if e[2] == "invalidRuntime" else "")\n'
+        '    sys.stderr.write(w + "\\n")\n'
         "    raise SystemExit(1)\n"
-        f'main(r, "{command}", "{ENTRY_POINTS[command]}")\n'
+        f'n = {{"__name__": "beam_runtime.bytecode_gate", "__file__": os.path.join(r, "{GATE}")}}\n'
+        "exec(marshal.loads(c[16:]), n)\n"
+        f'n["launch"](r, "{command}", "{ENTRY_POINTS[command]}", t)\n'
     )
     return (
         "#!/bin/sh\n"
         f"# lean-beam runtime launcher for {command}; part of an immutable runtime, do not edit.\n"
-        "# Runs the recorded interpreter isolated, with only this runtime's site/ on the path.\n"
+        "# Runs the recorded interpreter isolated; only this runtime's verified bytecode runs.\n"
         f'exec {shlex.quote(python)} -I -S -B -c {shlex.quote(code)} "$0" "$@"\n'
     ).encode()
 
@@ -334,7 +375,14 @@ def _collect_runtime(runtime_dir: str) -> tuple[_Collector, list[str]]:
     return collect, [f"{NAME} (from runtime {os.path.basename(runtime_dir)})"]
 
 
-def _launchers(python: str) -> list[PayloadFile]:
+def _launchers(python: str, collect: _Collector) -> list[PayloadFile]:
+    gate = collect.files.get(GATE)
+    if gate is None:
+        raise BeamError(
+            "incompleteDistribution",
+            f"lean-beam's import gate {GATE} is missing from what would be installed",
+            "reinstall lean-beam (e.g. pip install --force-reinstall lean-beam)",
+        )
     return [
         PayloadFile(f"bin/{command}", True, len(text), content=text)
         for command in ENTRY_POINTS
@@ -364,7 +412,7 @@ def compute_payload(path: list[str] | None = None) -> Payload:
         collect, names = _collect_environment(path)
         created_by = installing_environment()
     files = sorted(
-        [*collect.files.values(), *_launchers(python["executable"])],
+        [*collect.files.values(), *_launchers(python["executable"], collect)],
         key=lambda item: item.relpath.encode(),
     )
     payload = Payload(

@@ -59,9 +59,15 @@ case "$id" in
     echo "{command}: no installed runtime at $root/current; run: lean-beam install" >&2
     exit 1 ;;
 esac
+launcher="$root/versions/$id/bin/{command}"
+if [ ! -x "$launcher" ]; then
+  echo "{command}: runtime $id, which $root/current names, is missing or damaged;" \
+    "run: lean-beam install (the lean-beam of your pipx, uv, pip or nix installation)" >&2
+  exit 1
+fi
 BEAM_INSTALL_ROOT=$root
 export BEAM_INSTALL_ROOT
-exec "$root/versions/$id/bin/{command}" "$@"
+exec "$launcher" "$@"
 """
 
 

@@ -22,7 +22,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from beam_mcp.backend import LeanBackend, ToolContext, create_backend
-from beam_mcp.errors import ToolError
+from beam_mcp.errors import ToolError, system_tool_error
 from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
 from beam_mcp.stdio import handle_line, long_lived, pollable, write_all
@@ -172,6 +172,7 @@ class Flight:
         self.cancelled = False
         self.notified = False  # a notification of this call was sent
         self.done = False  # answered, or cancelled and accounted for
+        self.size = 0  # bytes of the request line, counted against the in-flight byte bound
         self._finished: anyio.Event | None = None
 
     def finish(self) -> None:
@@ -209,6 +210,8 @@ class AsyncServer:
         self._progress: anyio.Event | None = None  # set when the backlog may move again
         self._stdin = StdinGate()
         self._output_bound = self.settings.output_buffer_kb * 1024
+        self._input_bound = self.settings.input_in_flight_kb * 1024
+        self.flight_bytes = 0  # request bytes of the calls running
         state.on_written = self.drain_backlog
         server.serve_through(self)
 
@@ -307,9 +310,11 @@ class AsyncServer:
 
     def saturated(self) -> bool:
         """Whether new lines must wait: too much unwritten output, or too many calls running."""
-        return (self.state.queued_bytes >= self._output_bound and not self.state.broken) or len(
-            self.flights
-        ) >= self.settings.max_calls_in_flight
+        return (
+            (self.state.queued_bytes >= self._output_bound and not self.state.broken)
+            or len(self.flights) >= self.settings.max_calls_in_flight
+            or (bool(self.flights) and self.flight_bytes >= self._input_bound)
+        )
 
     def drain_backlog(self) -> None:
         """Handles waiting lines while the bounds allow; reads stdin only when none wait.
@@ -348,10 +353,12 @@ class AsyncServer:
     def _handle(self, line: bytes | RpcError) -> None:
         pending = handle_line(self.router, line)
         if pending is not None:
-            self.admit(pending)
+            self.admit(pending, len(line) if isinstance(line, bytes) else 0)
 
-    def admit(self, call: PendingCall) -> None:
+    def admit(self, call: PendingCall, size: int = 0) -> None:
         flight = Flight(call)
+        flight.size = size
+        self.flight_bytes += size
         self.flights[id_key(call.request_id)] = flight
         if call.spec.fence:
             # A fence (a drop): earlier calls drain first, later ones wait for it.
@@ -417,6 +424,8 @@ class AsyncServer:
                 content = await self.backend.call(call.spec, call.arguments, ctx)
         except ToolError as err:
             error = err
+        except OSError as exc:  # the system refused something (a denied path, a full disk)
+            error = system_tool_error(call.tool, exc)
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
             error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
         finally:
@@ -442,9 +451,14 @@ class AsyncServer:
             )
         finally:
             self.outbox.direct = True
-        self.flights.pop(id_key(call.request_id), None)
+        self._land(flight)
         flight.finish()
         self.drain_backlog()
+
+    def _land(self, flight: Flight) -> None:
+        """The call no longer runs: it stops counting against the bounds."""
+        if self.flights.pop(id_key(flight.call.request_id), None) is flight:
+            self.flight_bytes -= flight.size
 
     def conclude(self, flight: Flight, reporter: Reporter) -> None:
         """Bookkeeping for a call that was cancelled before it answered."""
@@ -454,7 +468,7 @@ class AsyncServer:
         call = flight.call
         ms = (time.monotonic() - call.admitted) * 1000
         self.router.stats.record(call.tool, call.root, ms, "cancelled")
-        self.flights.pop(id_key(call.request_id), None)
+        self._land(flight)
         self.router.release(call.request_id)()
         flight.finish()
         self.drain_backlog()

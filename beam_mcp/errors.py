@@ -22,7 +22,25 @@ class ToolError(Exception):
         self.data = data
 
     def content(self) -> dict[str, Any]:
+        """The error as a tool result body; what it quotes of the input is bounded (wire)."""
+        from beam_mcp.wire import bounded
+
         data = dict(self.data or {})
         if not data.get("fix"):
             data["fix"] = fix_for(self.code, data)
-        return {"code": self.code, "message": self.message, "data": data}
+        body: dict[str, Any] = bounded({"code": self.code, "message": self.message, "data": data})
+        return body
+
+
+def system_tool_error(tool: str, exc: OSError) -> ToolError:
+    """An ``OSError`` a tool let escape: ``systemError`` naming the path(s) the system refused
+    and the errno, with the fix of that errno (as the command line reports it)."""
+    from beam_runtime.errors import system_error
+
+    error = system_error(exc, tool)
+    details = dict(error.details or {})
+    data = {"category": error.category, "errno": details.get("errno"), "path": details.get("path")}
+    if details.get("other_path"):
+        data["other_path"] = details["other_path"]
+    data["fix"] = error.fix
+    return ToolError("systemError", error.message, data)

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from beam_mcp.wire import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_VERSION, RpcError
+from beam_mcp.wire import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    UNSUPPORTED_VERSION,
+    RpcError,
+    excerpt,
+    names,
+    quoted,
+)
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
@@ -113,13 +121,13 @@ def parse_modern_meta(params: dict[str, Any]) -> ModernMeta:
     if META_LOG_LEVEL in meta and level not in LOG_RANK:
         raise RpcError(
             INVALID_PARAMS,
-            f"invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}",
+            f"invalid log level {quoted(level)}; expected one of {', '.join(LOG_LEVELS)}",
         )
     if version not in SUPPORTED_MODERN:
         raise RpcError(
             UNSUPPORTED_VERSION,
             "Unsupported protocol version",
-            {"supported": list(SUPPORTED_MODERN), "requested": version},
+            {"supported": list(SUPPORTED_MODERN), "requested": excerpt(version)},
         )
     return ModernMeta(version, level if isinstance(level, str) else None)
 
@@ -146,7 +154,7 @@ def check_initialize(params: dict[str, Any]) -> None:
         k for k in params if k not in ("protocolVersion", "capabilities", "clientInfo", "_meta")
     )
     if extra:
-        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {extra}")
+        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {names(extra)}")
     if not isinstance(params.get("protocolVersion"), str):
         raise RpcError(INVALID_PARAMS, "initialize requires protocolVersion (a string)")
     if not isinstance(params.get("capabilities"), dict):

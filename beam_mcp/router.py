@@ -35,7 +35,10 @@ from beam_mcp.wire import (
     RequestId,
     RpcError,
     error_message,
+    excerpt,
     id_key,
+    names,
+    quoted,
     result_message,
     tool_result_message,
     valid_id,
@@ -56,7 +59,8 @@ INSTRUCTIONS = (
     "version to use the file as it is on disk; results echo position and version. Lean tools "
     "wait at most wait_ms (default 45000): lean_sync then answers readiness.reason "
     "stillElaborating with retry_after_ms (call again to keep waiting), other tools the error "
-    "timeout. Results over the byte budget carry truncated: {field: omitted count}; narrow "
+    "timeout; a Lean still starting counts too (error starting, retry_after_ms). Results "
+    "over the byte budget carry truncated: {field: omitted count}; narrow "
     "the range or diagnostic_scope to see the rest. Errors carry data.fix. Pass "
     "params._meta.progressToken for notifications/progress."
 )
@@ -301,7 +305,7 @@ class Router:
         params = req.params
         extra = sorted(k for k in params if k not in _CALL_KEYS)
         if extra:
-            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")
+            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {names(extra)}")
         mrtr = [k for k in ("inputResponses", "requestState") if k in params]
         if mrtr:
             raise RpcError(
@@ -312,7 +316,7 @@ class Router:
         name = params.get("name")
         spec = BY_NAME.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
+            raise RpcError(INVALID_PARAMS, f"unknown tool: {quoted(name)}")
         arguments = params.get("arguments", {})
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "tools/call arguments must be an object")
@@ -474,8 +478,8 @@ def _progress_token(meta: Any) -> str | int | None:
 def _only(params: dict[str, Any], allowed: tuple[str, ...], method: str) -> None:
     extra = sorted(k for k in params if k not in allowed)
     if extra:
-        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")
+        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {names(extra)}")
 
 
 def _not_found(method: str, revision: str) -> RpcError:
-    return RpcError(METHOD_NOT_FOUND, f"method not found in MCP {revision}: {method}")
+    return RpcError(METHOD_NOT_FOUND, f"method not found in MCP {revision}: {excerpt(method)}")

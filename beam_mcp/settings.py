@@ -91,6 +91,13 @@ KNOBS: tuple[Knob, ...] = (
     ),
     Knob("max_calls_in_flight", 64, "tool calls run at once; later lines wait to be read", 1),
     Knob(
+        "input_in_flight_kb",
+        65536,
+        "request bytes (KiB) of the tool calls running at once; past it later lines wait "
+        "to be read",
+        1024,
+    ),
+    Knob(
         "output_buffer_kb",
         4096,
         "unwritten output (KiB) past which stdin is not read until the client reads",
@@ -119,6 +126,7 @@ class Settings:
     result_bytes: int = 20_000
     wait_ms: int = 45_000
     max_calls_in_flight: int = 64
+    input_in_flight_kb: int = 65536
     output_buffer_kb: int = 4096
     backend: str | None = field(default=None, repr=False)
 

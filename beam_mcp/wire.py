@@ -1,6 +1,7 @@
 """JSON-RPC framing for the stdio transport: envelopes, ids, error codes, encoding.
 
-Only the standard library is imported here: this module is on the cold-start path.
+Only the standard library and `beam_runtime.errors` (for `excerpt`) are imported here: this
+module is on the cold-start path.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from beam_runtime.errors import excerpt
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -28,6 +31,44 @@ _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _encode_text = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
 
 
+# What an error quotes of a client's input: the start of a long value and its length, never the
+# value whole (a 10 MB protocol version would otherwise come back twice as big).
+ERROR_TEXT_CHARS = 2000  # the most of any one string an error carries
+ERROR_ITEMS = 64  # the most items of any one list or object an error carries
+
+
+def quoted(value: Any) -> str:
+    """``repr`` of a client's value for a message, as an excerpt."""
+    return repr(excerpt(value)) if isinstance(value, str) else excerpt(repr(value))
+
+
+def names(keys: list[str]) -> str:
+    """Names a client sent that are not accepted: the first eight, as excerpts, and the count."""
+    shown = [excerpt(key, 80) for key in keys[:8]]
+    return f"{shown} (and {len(keys) - 8} more of {len(keys)})" if len(keys) > 8 else str(shown)
+
+
+def bounded(value: Any) -> Any:
+    """``value`` with every string cut to an excerpt and every list or object to its first
+    items: the last bound on what an error echoes, whatever built it."""
+    if isinstance(value, str):
+        return excerpt(value, ERROR_TEXT_CHARS)
+    if isinstance(value, (list, tuple)):
+        items = [bounded(item) for item in value[:ERROR_ITEMS]]
+        if len(value) > ERROR_ITEMS:
+            items.append(f"… ({len(value)} items)")
+        return items
+    if isinstance(value, dict):
+        entries: dict[Any, Any] = {}
+        for index, (key, item) in enumerate(value.items()):
+            if index == ERROR_ITEMS:
+                entries["…"] = f"({len(value)} entries)"
+                break
+            entries[bounded(key) if isinstance(key, str) else key] = bounded(item)
+        return entries
+    return value
+
+
 class RpcError(Exception):
     """A JSON-RPC error answer for one request."""
 
@@ -38,9 +79,9 @@ class RpcError(Exception):
         self.data = data
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        body: dict[str, Any] = {"code": self.code, "message": bounded(self.message)}
         if self.data is not None:
-            body["data"] = self.data
+            body["data"] = bounded(self.data)
         return body
 
 
@@ -114,7 +155,9 @@ def _classify(obj: dict[str, Any]) -> Message:
         return Invalid(None, RpcError(INVALID_REQUEST, "id must be a string or an integer"))
     extra = sorted(k for k in obj if k not in _REQUEST_KEYS)
     if extra:
-        return Invalid(rid, RpcError(INVALID_REQUEST, f"undeclared envelope members: {extra}"))
+        return Invalid(
+            rid, RpcError(INVALID_REQUEST, f"undeclared envelope members: {names(extra)}")
+        )
     if obj.get("jsonrpc") != "2.0":
         return Invalid(rid, RpcError(INVALID_REQUEST, 'jsonrpc must be "2.0"'))
     method = obj["method"]

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+EXCERPT_CHARS = 200
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text`` itself when short, else its first ``limit`` characters and its length: what an
+    error quotes of a value it was given, never the value whole."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
+
 
 class BeamError(Exception):
     """A failure the user can act on: a stable category, a message and the fix."""
@@ -41,6 +51,8 @@ _ERRNO_CATEGORIES = {
     "EROFS": ("readOnlyFilesystem", "use a writable location (e.g. pass --install-root)"),
     "EACCES": ("permissionDenied", "fix the permissions of that path, or use another location"),
     "EPERM": ("permissionDenied", "fix the permissions of that path, or use another location"),
+    "EMFILE": ("systemError", "raise the limit on open files (`ulimit -n`), then retry"),
+    "ENFILE": ("systemError", "close programs to free file descriptors system-wide, then retry"),
 }
 
 
@@ -59,10 +71,15 @@ def system_error(exc: BaseException, doing: str) -> BeamError:
     category, fix = _ERRNO_CATEGORIES.get(
         name, ("systemError", "fix the cause the message names, then retry")
     )
+    # A call on two paths (rename, link) names both: either one's directory may be the one
+    # that refused, and naming only the first would name the wrong file.
     where = f" (while handling {exc.filename})" if exc.filename else ""
-    return BeamError(
-        category,
-        f"{doing} failed: {exc.strerror or exc}{where}",
-        fix,
-        {"errno": name or None, "path": None if exc.filename is None else str(exc.filename)},
-    )
+    if exc.filename2 is not None:
+        where = f" (while handling {exc.filename} and {exc.filename2})"
+    details: dict[str, Any] = {
+        "errno": name or None,
+        "path": None if exc.filename is None else str(exc.filename),
+    }
+    if exc.filename2 is not None:
+        details["other_path"] = str(exc.filename2)
+    return BeamError(category, f"{doing} failed: {exc.strerror or exc}{where}", fix, details)

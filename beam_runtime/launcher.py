@@ -1,9 +1,10 @@
 """What a runtime's `bin/<command>` launcher runs once Python is up.
 
-The launcher script starts the recorded interpreter with `-I -S -B`, puts only the runtime's
-`site/` on `sys.path` and calls `main` here with the runtime directory it found from its own real
-path. `main` takes the runtime's lease, then runs the command's entry point with the user's
-arguments. It never delegates anywhere else.
+The launcher script starts the recorded interpreter with `-I -S -B` and runs the import gate
+(`beam_runtime.bytecode_gate`), which puts the runtime's `site/` on `sys.path` behind a finder
+that runs only recorded bytecode and calls `main` here with the runtime directory the launcher
+found from its own real path. `main` takes the runtime's lease, then runs the command's entry
+point with the user's arguments. It never delegates anywhere else.
 
 Every process of a runtime starts here, so this module and what it imports stay stdlib-light
 (no pathlib, typing or BeamError: `--version` through a launcher costs little more than Python).

@@ -5,7 +5,8 @@ heavy import. The tree (docs/RUNTIME.md, "The install root"):
 
     <root>/.lean-beam-install-root      ownership marker
     <root>/current -> versions/<id>     relative symlink, replaced through .current.tmp-<hex>
-    <root>/versions/<id>/               one immutable runtime (manifest.json, site/, bin/)
+    <root>/versions/<id>/               one immutable runtime (manifest.json, site/, bin/,
+                                        __pycache__/bytecode.sha256)
     <root>/bin/<command>                stable wrappers
     <root>/state/install.lock(.json)    install lock and its holder record
     <root>/state/leases/<id>.lease      shared leases of live processes

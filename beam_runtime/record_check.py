@@ -9,7 +9,9 @@ Two checks of a runtime directory, each returning a one-line reason or None:
 
 - `structural_problem`: marker, manifest and id; cheap. Used by `runtime list` and prune.
 - `full_problem`: structural, plus every entry a regular file or a real directory, launchers
-  executable and the recomputed payload hash equal to the manifest's. Required before reuse.
+  executable, the recomputed payload hash equal to the manifest's, the bytecode's hash equal to
+  its `bytecode_sha256`, and the bytecode record (`__pycache__/bytecode.sha256`, which the
+  import gate checks every module against) exactly the recomputed lines. Required before reuse.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from beam_runtime import identity
+from beam_runtime.bytecode_gate import GATE, RECORD
 from beam_runtime.layout import COMMANDS, MANIFEST_NAME, MARKER_NAME, launcher_path
 from beam_runtime.records_schema import MANIFEST, MARKER
 from beam_runtime.schema_check import schema_problem as schema_problem  # also re-exported
@@ -140,25 +143,37 @@ def _walk(runtime_dir: Path) -> Iterator[tuple[str, str, os.stat_result]]:
             yield (name if base == "." else f"{base}/{name}"), full, os.lstat(full)
 
 
-def bytecode_digest(runtime_dir: Path) -> tuple[str, str | None]:
-    """(sha256 over the `__pycache__/` files' hash lines, "" when there are none; problem).
+def bytecode_lines(runtime_dir: Path) -> tuple[list[bytes], str | None]:
+    """(the hash lines of every bytecode file, sorted by path; problem).
 
-    Python runs a runtime's bytecode instead of its sources, so it is held to what staging
-    wrote just as the payload is; a non-regular entry there is a problem of its own.
+    Bytecode is every file in a `__pycache__/` directory of the runtime except the runtime's own
+    `__pycache__/`, which holds the bytecode record. A non-regular entry is a problem of its own.
     """
     lines: list[bytes] = []
+    own = os.path.join(runtime_dir, "__pycache__")
     for current, dirnames, filenames in os.walk(runtime_dir):
-        if os.path.basename(current) != "__pycache__":
+        if os.path.basename(current) != "__pycache__" or current == own:
             continue
         base = os.path.relpath(current, runtime_dir).replace(os.sep, "/")
         for name in sorted(dirnames + filenames):
             full = os.path.join(current, name)
             info = os.lstat(full)
             if not stat.S_ISREG(info.st_mode):
-                return "", f"{full} is not a regular file"
+                return [], f"{full} is not a regular file"
             tag = file_mode_tag(info.st_mode)
             lines.append(hash_line(file_sha256(full), tag, f"{base}/{name}"))
-    return (payload_sha256(lines) if lines else ""), None
+    lines.sort(key=lambda line: line.split(b"  ", 2)[2])
+    return lines, None
+
+
+def bytecode_digest(runtime_dir: Path) -> tuple[str, str | None]:
+    """(sha256 over the bytecode files' hash lines, "" when there are none; problem).
+
+    Python runs a runtime's bytecode instead of its sources, so it is held to what staging
+    wrote just as the payload is. The bytecode record holds exactly these lines.
+    """
+    lines, problem = bytecode_lines(runtime_dir)
+    return (payload_sha256(lines) if lines else ""), problem
 
 
 def tree_payload(runtime_dir: Path) -> tuple[str, int, int, str | None]:
@@ -219,12 +234,30 @@ def full_problem(runtime_dir: Path) -> str | None:
 
 
 def _bytecode_problem(runtime_dir: Path, manifest: ManifestRecord) -> str | None:
-    digest, bad = bytecode_digest(runtime_dir)
+    lines, bad = bytecode_lines(runtime_dir)
     if bad is not None:
         return f"{bad}; {_aside(runtime_dir)}"
-    if digest != manifest.bytecode_sha256:
+    if (payload_sha256(lines) if lines else "") != manifest.bytecode_sha256:
         return (
             f"the bytecode of {runtime_dir} (__pycache__) is not what was installed; "
             f"{_aside(runtime_dir)}"
         )
+    return _record_problem(runtime_dir, b"".join(lines))
+
+
+def _record_problem(runtime_dir: Path, expected: bytes) -> str | None:
+    """The bytecode record: required by a runtime whose launchers go through the import gate
+    (it ships `beam_runtime/bytecode_gate.py`), and then exactly the recomputed lines."""
+    record = runtime_dir / RECORD
+    own = record.parent
+    if not os.path.lexists(runtime_dir / GATE) and not os.path.lexists(own):
+        return None  # installed before the gate: its launchers never read a record
+    try:
+        names = os.listdir(own)
+        info = os.lstat(record)
+        data = record.read_bytes() if stat.S_ISREG(info.st_mode) else None
+    except OSError as exc:
+        return f"cannot read the bytecode record {record} ({exc.strerror}); {_aside(runtime_dir)}"
+    if names != [record.name] or data != expected:
+        return f"the bytecode record {record} is not the one install wrote; {_aside(runtime_dir)}"
     return None

@@ -97,7 +97,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "router",
         R,
-        '        if extra:\n            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {extra}")',
+        '        if extra:\n            raise RpcError(INVALID_PARAMS, f"tools/call does not accept: {names(extra)}")',
         "        pass",
         ROUTER,
     ),
@@ -106,7 +106,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "router",
         R,
-        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {extra}")',
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"{method} does not accept: {names(extra)}")',
         "    pass",
         ROUTER,
     ),
@@ -114,7 +114,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "families",
         F,
-        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {extra}")',
+        '    if extra:\n        raise RpcError(INVALID_PARAMS, f"initialize does not accept: {names(extra)}")',
         "    pass",
         FAMILIES,
     ),

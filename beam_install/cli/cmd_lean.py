@@ -366,9 +366,37 @@ def _execute(tool: str, options: dict[str, Any], root: str, call: Any) -> dict[s
     broker_config = config(lean_cmd, None if lean_cmd else _beam_cli(options["beam_cli"]))
     try:
         result: dict[str, Any] = anyio.run(run_once, broker_config, root, tool, call)
-    except BrokerError as error:
-        _fail(error.code, error.message, error.data, options["as_json"])
+    except Exception as exc:
+        error = _leaf(exc)
+        if isinstance(error, BrokerError):
+            _fail(error.code, error.message, error.data, options["as_json"])
+        if error is exc:
+            raise
+        # An OSError or MemoryError out of the broker's task group (EMFILE while Lean starts):
+        # the command line reports it as a categorized error, as any other command's.
+        raise error from None
     return result
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The failure an exception group stands for: a BrokerError first, then running out of
+    memory, then a system error, else its first leaf; `exc` itself when it is no group."""
+    leaves: list[BaseException] = []
+    pending = [exc]
+    while pending:
+        current = pending.pop(0)
+        inner = getattr(current, "exceptions", None)
+        if isinstance(inner, tuple):
+            pending.extend(inner)
+        else:
+            leaves.append(current)
+    from beam_runtime.broker.errors import BrokerError
+
+    for kind in (BrokerError, MemoryError, OSError):
+        for leaf in leaves:
+            if isinstance(leaf, kind):
+                return leaf
+    return leaves[0] if leaves and leaves[0] is not exc else exc
 
 
 def _root(given: str | None, near: str, as_json: bool) -> str:

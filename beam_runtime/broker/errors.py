@@ -79,6 +79,20 @@ def timeout(phase: str, waited_ms: int, what: str) -> BrokerError:
     )
 
 
+def starting(waited_ms: int) -> BrokerError:
+    """The workspace's Lean server is still starting when the call's ``wait_ms`` ran out; the
+    start goes on, and the next call joins it."""
+    return BrokerError(
+        "starting",
+        f"the workspace's Lean server is still starting after {waited_ms} ms",
+        {
+            "phase": "sessionStart",
+            "waited_ms": waited_ms,
+            "retry_after_ms": retry_after_ms(waited_ms),
+        },
+    )
+
+
 def retry_after_ms(waited_ms: int) -> int:
     """When to call again: soon, since the work goes on; never a busy loop on ``wait_ms: 0``."""
     return min(5_000, max(500, waited_ms // 2))

@@ -24,6 +24,8 @@ FIX_BY_REASON: dict[str, str] = {
     "pathEscapesRoot": "pass a path inside workspace.root",
     "notLeanProject": "pass the directory holding lean-toolchain or the lakefile as workspace.root",
     "unreadable": "check the file's permissions, then call again",
+    "permissionDenied": "give this user search (x) permission on data.directory, or pass a "
+    "file it can reach",
     "unresolvableCodeAction": "pass a code_action exactly as lean_todo returned it for the "
     "current version",
     "handlePathMismatch": "pass the path the handle was made for",
@@ -48,6 +50,8 @@ FIX_BY_CODE: dict[str, str] = {
     "invalidParams": "correct the argument the message names and call again",
     "contentModified": "call lean_sync on the file and pass the version it returns",
     "timeout": "call again with a larger wait_ms, or a little later; Lean keeps working",
+    "starting": "call again after retry_after_ms; Lean is still starting (a first start may "
+    "build the project's dependencies)",
     "workerExited": "call lean_sync on the file to restart its Lean worker, then retry",
     "requestCancelled": "call again",
     "runtimeSetup": "run `lean-beam doctor` in the project and follow the fix it prints",
@@ -55,6 +59,8 @@ FIX_BY_CODE: dict[str, str] = {
     "saveUnsupportedSetup": "use lean_sync; lean_save needs a Lake project served by lake serve",
     "saveTargetNotModule": "save a file that is a module of the Lake package",
     "internalError": _RETRY,
+    "systemError": "fix what data.path and data.errno name (permissions, free space, open-file "
+    "limit), then call again",
 }
 
 

@@ -8,6 +8,8 @@ workspace's session. Failures are ``BrokerError``s (code, message, data); nothin
 
 from __future__ import annotations
 
+import dataclasses
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -61,6 +63,8 @@ class Broker:
         def host_barriers(session: LeanSession) -> None:  # bounded waits (waiting.py)
             session.spawn = group.start_soon
 
+        self.manager.spawn = group.start_soon  # session starts outlive the calls that gave up
+
         self.manager.session_observers.append(host_barriers)
         group.start_soon(self.manager.reap_idle)
 
@@ -111,11 +115,12 @@ class Broker:
         is live (its own read then reports the problem).
         """
         manager = self._manager()
+        budget = _Budget(getattr(args, "wait_ms", None))
         if path is not None and not (rereads and _alive(manager, root)):
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
-        async with manager.use(root) as session:
-            return await operation(session, args, ctx)
+        async with manager.use(root, budget.left_s()) as session:
+            return await operation(session, budget.spent_from(args), ctx)
 
     async def drop(self, root: str) -> DropResult:
         dropped, handles = await self._manager().drop(root)
@@ -154,6 +159,34 @@ class Broker:
         if self.manager is not None:
             with anyio.CancelScope(shield=True):
                 await self.manager.aclose()
+
+
+class _Budget:
+    """A call's ``wait_ms``, which bounds the whole call: what reading the file and starting
+    the session took is taken from what the operation may wait."""
+
+    def __init__(self, wait_ms: int | None) -> None:
+        self.wait_ms = wait_ms
+        self.began = time.monotonic()
+
+    def left_s(self) -> float | None:
+        if self.wait_ms is None:
+            return None
+        return max(0.0, self.wait_ms / 1000 - (time.monotonic() - self.began))
+
+    def spent_from(self, args: A) -> A:
+        """``args`` with ``wait_ms`` lowered to what is left of it."""
+        left = self.left_s()
+        if left is None or self.wait_ms is None:
+            return args
+        remaining = min(self.wait_ms, int(left * 1000))
+        if remaining == self.wait_ms:
+            return args
+        if hasattr(args, "model_copy"):
+            return args.model_copy(update={"wait_ms": remaining})  # type: ignore[no-any-return]
+        if dataclasses.is_dataclass(args) and not isinstance(args, type):
+            return dataclasses.replace(args, wait_ms=remaining)  # type: ignore[return-value]
+        return args
 
 
 def _alive(manager: SessionManager, root: str) -> bool:

@@ -32,12 +32,19 @@ class HeaderResult:
 
 
 def imported_modules(lines: list[str], header_end: int) -> list[str]:
+    """Imported module names as Lean reads them: `«Demo».«Basic»` is `Demo.Basic`."""
     modules: list[str] = []
     for line in lines[:header_end]:
         match = re.match(r"^\s*(?:public\s+)?import\s+(.*)$", line.split("--")[0])
         if match:
-            modules.extend(match.group(1).split())
+            tokens = re.findall(r"(?:«[^»]*»|[^\s«])+", match.group(1))
+            modules.extend(".".join(_components(token)) for token in tokens)
     return modules
+
+
+def _components(name: str) -> list[str]:
+    """`«A».B` -> [`A`, `B`]: dots inside an escape belong to the component."""
+    return [part.strip("«»") for part in re.findall(r"«[^»]*»|[^.]+", name)]
 
 
 def module_path(root: Path, module: str) -> Path:

@@ -43,17 +43,23 @@ def _enter_phase_two(proc: subprocess.Popen[bytes], project: Path) -> None:
 class Flood(threading.Thread):
     """Writes `lines` to the server's stdin, blocking as the pipe fills (the client's view)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], lines: list[bytes]) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], lines: list[bytes], close: bool = True
+    ) -> None:
         super().__init__(daemon=True)
-        self.proc, self.lines, self.written = proc, lines, 0
+        self.proc, self.lines, self.written, self.close = proc, lines, 0, close
 
     def run(self) -> None:
         assert self.proc.stdin is not None
         for line in self.lines:
-            self.proc.stdin.write(line)
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, ValueError):  # the test ended the server
+                return
             self.written += 1
-        self.proc.stdin.close()
+        if self.close:
+            self.proc.stdin.close()
 
 
 def _stalled(flood: Flood) -> None:
@@ -147,5 +153,58 @@ def test_a_regular_file_stdin_is_paused_the_same_way(project: Path, tmp_path: Pa
         ids += [json.loads(line)["id"] for line in proc.stdout.read().splitlines()]
         # the call in flight at the end of input is cancelled (no answer), every list answered
         assert [rid for rid in ids if rid != 0] == list(range(1, LINES + 1))
+    finally:
+        proc.kill()
+
+
+BIG = 24 * 2**20  # one argument of 24 MiB: under the 32 MiB line limit
+
+
+def _peak_rss(proc: subprocess.Popen[bytes], seconds: float) -> int:
+    process = psutil.Process(proc.pid)
+    peak = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        peak = max(peak, process.memory_info().rss)
+        time.sleep(0.05)
+    return peak
+
+
+def _big_calls(project: Path, count: int, directive: str) -> list[bytes]:
+    """`lean_run_at` calls whose `text` is 24 MiB; the sleep backend sleeps as `path` says."""
+    args = {"workspace": {"root": str(project)}, "path": directive, "line": 0, "character": 0}
+    return [
+        json.dumps(call(rid, "lean_run_at", {**args, "text": "x" * BIG})).encode() + b"\n"
+        for rid in range(1, count + 1)
+    ]
+
+
+def test_big_arguments_in_flight_are_bounded_in_bytes(project: Path) -> None:
+    """Sixteen calls of 24 MiB each that all keep running (and a client that keeps stdin open):
+    the server takes in only as many as its in-flight byte bound allows, so its memory stays far
+    below sixteen copies of them (about 480 MiB without the bound)."""
+    proc = _start()
+    try:
+        _enter_phase_two(proc, project)
+        flood = Flood(proc, _big_calls(project, 16, "60000ms"), close=False)
+        flood.start()
+        peak = _peak_rss(proc, 8)
+        assert peak < 320 * 2**20, f"peak RSS {peak >> 20} MiB with 24 MiB calls in flight"
+        assert flood.written < 16, "the server read every big call at once"
+    finally:
+        proc.kill()
+
+
+def test_big_arguments_past_the_byte_bound_are_all_answered(project: Path) -> None:
+    proc = _start()
+    try:
+        _enter_phase_two(proc, project)
+        flood = Flood(proc, _big_calls(project, 8, "200ms"), close=False)
+        flood.start()
+        assert sorted(_answers(proc, 8)) == list(range(1, 9))
+        flood.join(30)
+        assert proc.stdin is not None
+        proc.stdin.close()  # end of input cancels calls in flight: only once all answered
+        assert proc.wait(30) == 0
     finally:
         proc.kill()

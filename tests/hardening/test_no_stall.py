@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,44 @@ def test_a_fifo_among_the_modules_stalls_neither_verify_nor_search(
     assert not answers[2]["result"]["isError"], found
     assert "answerA" in json.dumps(found), found
     _still_answers(server, 4)
+
+
+REPORT = {"title": "t", "summary": "s", "reproduction": "r", "expected": "e", "actual": "a"}
+
+
+@pytest.mark.parametrize("hang", ["stat", "read"])
+def test_a_feedback_report_on_a_hung_mount_never_stalls(
+    servers: list[Server], tmp_path: Path, hang: str
+) -> None:
+    """`beam_feedback_report` collects the project's lakefiles and toolchain: a lakefile whose
+    stat (or a toolchain whose read) never returns leaves the server answering, the report says
+    what it could not read, and EOF ends the server."""
+    hangs = (
+        {"hang_stat": ("lakefile.toml",)} if hang == "stat" else {"hang_read": ("lean-toolchain",)}
+    )
+    with slow_mount(_fuse_project(tmp_path), tmp_path / "mnt", **hangs) as root:
+        server = fake_server(servers, BEAM_READ_TIMEOUT_S="1.5")
+        ws = workspace(root)
+        server.send(call(2, "beam_feedback_report", {**ws, **REPORT, "include_collected": True}))
+        server.send(modern(3, "tools/list"))
+        answers: dict[int, dict] = {}
+        order = []
+        while len(answers) < 2:
+            msg = server.read(timeout=60)
+            if msg.get("id") in (2, 3) and "method" not in msg:
+                answers[msg["id"]] = msg
+                order.append(msg["id"])
+        assert order == [3, 2], order
+        report = structured(answers[2])
+        assert not answers[2]["result"]["isError"], report
+        unread = report["collected"]["unreadable"]
+        name = "lakefile.toml" if hang == "stat" else "lean-toolchain"
+        assert any(name in item and "1.5 s" in item for item in unread), report["collected"]
+        _still_answers(server, 4)
+        server.send(call(5, "beam_feedback_report", {**ws, **REPORT}))  # pending at EOF
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        started = time.monotonic()
+        _read_to_eof(server)
+        assert time.monotonic() - started < 5
+    assert server.proc.wait(timeout=30) == 0

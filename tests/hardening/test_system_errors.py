@@ -229,3 +229,108 @@ def test_out_of_memory_at_any_point_is_one_categorized_error(
             assert json.loads(lines[0])["error"]["category"] == "outOfMemory", (mib, lines)
             failed += 1
     assert failed, "no limit made the command run out of memory: the test proved nothing"
+
+
+def test_lean_commands_out_of_file_descriptors_report_an_error_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """`lean-beam lean sync` with too few file descriptors (EMFILE while Lean starts, inside
+    the broker's task group) fails with one categorized error, never an exception group."""
+    import resource
+    import sys
+
+    from tests.broker.fake import FAKE_CMD, FAST_FAKE
+    from tests.mcp.helpers import minimal_env
+    from tests.support.projects import lean_project
+
+    project = lean_project(tmp_path / "proj", {"Main.lean": "def a : Nat := 1\n"})
+    lean_beam = str(Path(sys.executable).with_name("lean-beam"))
+    failed = []
+    for limit in range(9, 16):
+
+        def low(limit: int = limit) -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done = subprocess.run(
+            [lean_beam, "lean", "sync", "Main.lean", "--json", "--lean-cmd", FAKE_CMD],
+            cwd=project,
+            env=minimal_env(**FAST_FAKE),
+            capture_output=True,
+            text=True,
+            preexec_fn=low,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "Traceback" not in done.stderr, (limit, done.stderr[-3000:])
+        assert done.returncode in (0, 1), (limit, done.returncode, done.stderr[-3000:])
+        if done.returncode == 1:
+            body = json.loads(done.stderr)
+            assert set(body) == {"error"} and body["error"]["fix"], body
+            failed.append((limit, body["error"]))
+    assert failed, "no limit was low enough to fail: the test exercised nothing"
+    assert any("EMFILE" in json.dumps(error) or "Too many open files" in json.dumps(error)
+               for _, error in failed), failed  # fmt: skip
+
+
+def test_permission_errors_of_the_server_name_what_refused(tmp_path: Path) -> None:
+    """The MCP server as `nobody`: a file inside a directory it may not enter is reported as
+    that directory's refusal (not as a missing file), an unreadable file by its own name, and a
+    feedback bundle whose folder cannot be made names that folder, with the errno."""
+    import sys
+    import tempfile
+
+    from tests.mcp.helpers import call, minimal_env
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or os.geteuid() != 0:
+        pytest.skip("needs root and setpriv to run the server as nobody")
+    base = Path(tempfile.mkdtemp(prefix="beam-eacces-", dir="/tmp"))  # outside pytest's 0700 dir
+    try:
+        base.chmod(0o755)
+        project = base / "proj"
+        (project / "Hidden").mkdir(parents=True)
+        (project / "Open").mkdir()
+        for name in ("Main.lean", "Hidden/A.lean", "Open/B.lean"):
+            (project / name).write_text("def a : Nat := 1\n")
+        (project / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+        (project / "Hidden").chmod(0o700)  # owned by root
+        (project / "Open" / "B.lean").chmod(0o600)
+        home = base / "home"  # owned by root: nobody cannot make its state directory
+        home.mkdir(mode=0o755)
+        server = subprocess.Popen(
+            [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
+             "-m", "beam_mcp", "--lean-cmd", "/bin/false"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=minimal_env(HOME=str(home)),
+            cwd=base,
+        )  # fmt: skip
+        assert server.stdin is not None and server.stdout is not None
+
+        def ask(rid: int, tool: str, args: dict) -> dict:
+            message = call(rid, tool, {"workspace": {"root": str(project)}, **args})
+            server.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
+            server.stdin.flush()  # type: ignore[union-attr]
+            answer = json.loads(server.stdout.readline())  # type: ignore[union-attr]
+            assert answer["id"] == rid and answer["result"]["isError"], answer
+            return dict(answer["result"]["structuredContent"])
+
+        hidden = ask(1, "lean_sync", {"path": "Hidden/A.lean"})
+        assert hidden["data"]["reason"] == "permissionDenied", hidden
+        assert hidden["data"]["directory"] == str(project / "Hidden"), hidden
+        assert "no such file" not in hidden["message"], hidden
+        unreadable = ask(2, "lean_sync", {"path": "Open/B.lean"})
+        assert str(project / "Open" / "B.lean") in unreadable["message"], unreadable
+        assert "Permission denied" in unreadable["message"], unreadable
+        report = {"title": "t", "summary": "s", "reproduction": "r", "expected": "e"}
+        bundle = ask(3, "beam_feedback_report", {**report, "actual": "a", "bundle": "dir"})
+        assert bundle["code"] == "systemError", bundle
+        assert bundle["data"]["errno"] == "EACCES" and bundle["data"]["fix"], bundle
+        assert str(home) in bundle["data"]["path"], bundle
+        assert str(home) in bundle["message"], bundle
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0
+    finally:
+        (base / "proj" / "Hidden").chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)

@@ -24,6 +24,10 @@ def fake_dist(site: Path, name: str, requires: list[str], *, editable: bool = Fa
     (site / f"{module}.py").write_text("VALUE = 1\n")
     record = [f"{module}.py,,", f"{info.name}/METADATA,,", f"{info.name}/RECORD,,",
               f"../../../bin/{module},,"]  # fmt: skip
+    if name == "lean-beam":  # its launchers embed the hash of the import gate's source
+        (site / "beam_runtime").mkdir()
+        (site / "beam_runtime" / "bytecode_gate.py").write_text("def launch(*args): pass\n")
+        record.append("beam_runtime/bytecode_gate.py,,")
     if editable:
         (info / "direct_url.json").write_text(
             json.dumps({"url": "file:///src", "dir_info": {"editable": True}})
@@ -99,3 +103,16 @@ def test_tilde_is_expanded_and_variables_are_not(
     assert layout.check_root_path("~/beam") == tmp_path.resolve() / "beam"
     with pytest.raises(BeamError):
         layout.check_root_path("$HOME/beam")
+
+
+def test_a_lean_beam_without_its_import_gate_is_refused(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    fake_dist(site, "lean-beam", [])
+    (site / "beam_runtime" / "bytecode_gate.py").unlink()
+    record = site / "lean_beam-1.0.dist-info" / "RECORD"
+    lines = record.read_text().splitlines()
+    record.write_text("\n".join(line for line in lines if "bytecode_gate" not in line) + "\n")
+    with pytest.raises(BeamError) as caught:
+        compute_payload([str(site)])
+    assert caught.value.category == "incompleteDistribution"
+    assert "import gate site/beam_runtime/bytecode_gate.py" in caught.value.message

@@ -13,6 +13,7 @@ from tests.mcp.helpers import Server, call
 from tests.verify.support import (
     BASIC,
     LAKE_SERVE,
+    MAIN,
     OTHER,
     USE,
     by_module,
@@ -223,3 +224,21 @@ def test_a_session_not_served_by_lake_cannot_verify(servers: list[Server], proje
     error = err(server, 1, "lean_verify", {**workspace(project), "path": "Demo/Basic.lean"})
     assert error["code"] == "saveUnsupportedSetup" and error["data"]["fix"]
     assert not (project / ".lake").exists()
+
+
+def test_importers_that_write_guillemet_names_are_in_the_cone(
+    servers: list[Server], project: Path
+) -> None:
+    """`import «Demo».«Basic»` is `import Demo.Basic`, as Lean reads it; on one line with
+    another import, and spelled with a space-free escape of a plain name."""
+    (project / "Demo" / "Use.lean").write_text(
+        USE.replace("import Demo.Basic", "import «Demo».«Basic»")
+    )
+    (project / "Main.lean").write_text(
+        MAIN.replace("import Demo.Use", "import «Demo».Use «Demo».«Other»")
+    )
+    server = lake_server(servers)
+    result = verify(server, project, 1)
+    assert result["ok"] is True and result["complete"] is True, result
+    assert [m["module"] for m in result["modules"]] == ["Demo.Basic", "Demo.Use", "Main"]
+    assert sorted(result["sources"]) == ["Demo.Basic", "Demo.Use", "Main"]

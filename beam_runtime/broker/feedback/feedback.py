@@ -3,24 +3,30 @@
 The report is rendered as Markdown plus metadata and returned to the caller. With ``bundle`` it
 is also written under the user state directory (``beam/feedback/<stamp>-<slug>``), optionally
 zipped. ``confidential`` collects nothing derived from the project and does not echo the
-workspace. Redaction (on by default, ``redact``) runs on every field the caller wrote and on
-the collected context before anything is rendered, so the bundle's folder name is redacted too.
+workspace. Redaction (on by default, ``redact``) runs on every field the caller wrote, on the
+collected context and on the echoed workspace root before anything is rendered, so the bundle's
+folder name is redacted too. Every file it touches (the project's, the bundle's) is touched off
+the event loop and bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
 import re
 import shutil
+import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from beam_runtime import safe_read
 from beam_runtime.broker.feedback.redact import redact_value
 from beam_runtime.broker.session.manager import SessionManager
+from beam_runtime.broker.session.paths import off_loop
 from beam_runtime.broker.session.reporting import Context
 from beam_runtime.version import VERSION
 
@@ -28,6 +34,7 @@ if TYPE_CHECKING:
     from beam_runtime.broker.arguments import FeedbackArgs
 
 SCHEMA = "beam.feedback.report-card.v1"
+LAKEFILES = ("lakefile.lean", "lakefile.toml")
 _SECTIONS = (
     ("Summary", "summary"),
     ("Reproduction", "reproduction"),
@@ -44,11 +51,19 @@ def _slug(title: str) -> str:
 
 
 async def _collected(root: str, manager: SessionManager) -> dict[str, Any]:
+    """What the report says about the project. Every file touch runs off the event loop and
+    bounded: a file that does not answer (a hung mount) is listed under ``unreadable``."""
+    unreadable: list[str] = []
+    toolchain, *found = await asyncio.gather(
+        _toolchain(root, unreadable), *(_is_file(root, name, unreadable) for name in LAKEFILES)
+    )
     info: dict[str, Any] = {
         "root": root,
-        "lean_toolchain": await _toolchain(root),
-        "lakefiles": [n for n in ("lakefile.lean", "lakefile.toml") if Path(root, n).is_file()],
+        "lean_toolchain": toolchain,
+        "lakefiles": [name for name, there in zip(LAKEFILES, found, strict=True) if there],
     }
+    if unreadable:
+        info["unreadable"] = unreadable
     session = manager.cached(root)
     if session is not None:
         info["session"] = manager.describe().get(root)
@@ -57,11 +72,26 @@ async def _collected(root: str, manager: SessionManager) -> dict[str, Any]:
     return info
 
 
-async def _toolchain(root: str) -> str | None:
+def _failed(name: str, exc: OSError, unreadable: list[str]) -> None:
+    if not isinstance(exc, FileNotFoundError):
+        unreadable.append(f"{name}: {exc.strerror or exc}")
+
+
+async def _is_file(root: str, name: str, unreadable: list[str]) -> bool:
+    path = os.path.join(root, name)
+    try:
+        return await safe_read.call_async(partial(os.path.isfile, path), path)
+    except OSError as exc:
+        _failed(name, exc, unreadable)
+        return False
+
+
+async def _toolchain(root: str, unreadable: list[str]) -> str | None:
     """The project's ``lean-toolchain``, read off the loop and bounded; None when unusable."""
     try:
         data = await safe_read.read_async(os.path.join(root, "lean-toolchain"), safe_read.SMALL_CAP)
-    except OSError:
+    except OSError as exc:
+        _failed("lean-toolchain", exc, unreadable)
         return None
     return data.decode("utf-8", "replace").strip()
 
@@ -137,10 +167,33 @@ async def feedback_report(
     if args.include_collected and collected is not None:
         result["collected"] = collected
     if args.bundle != "none":
-        result.update(_write_bundle(args.bundle, fields, markdown, metadata))
+        write = partial(_write_bundle, args.bundle, fields, markdown, metadata)
+        result.update(await off_loop(write, "the feedback bundle"))
     if not confidential:
-        result["workspace"] = {"root": root}
+        result["workspace"] = {"root": redact_value(root) if args.redact else root}
     return result
+
+
+_CLAIM = threading.Lock()  # two reports of one process never pick the same folder
+
+
+def _new_folder(base: Path, name: str) -> Path:
+    """``base/name``, or ``name-2``, ``name-3``... when that folder or its zip exists already
+    (two reports with the same title in the same second)."""
+    base.mkdir(parents=True, exist_ok=True)
+    with _CLAIM:
+        for attempt in range(1, 1000):
+            folder = base / (name if attempt == 1 else f"{name}-{attempt}")
+            if folder.with_name(folder.name + ".zip").exists():
+                continue
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                continue
+            return folder
+    folder = base / f"{name}-{os.urandom(4).hex()}"
+    folder.mkdir()
+    return folder
 
 
 def _write_bundle(
@@ -150,8 +203,7 @@ def _write_bundle(
 
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     base = Path(platformdirs.user_state_dir("beam")) / "feedback"
-    folder = base / f"{stamp}-{os.getpid()}-{_slug(fields['title'])}"
-    folder.mkdir(parents=True, exist_ok=False)
+    folder = _new_folder(base, f"{stamp}-{os.getpid()}-{_slug(fields['title'])}")
     (folder / "report.md").write_text(markdown, "utf-8")
     (folder / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n", "utf-8")
     for index, (name, content) in enumerate(fields["evidence"]):

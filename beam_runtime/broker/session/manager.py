@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import anyio
 from anyio.abc import TaskGroup
 
+from beam_runtime.broker.errors import BrokerError, starting
 from beam_runtime.broker.session.fingerprint import SourceCache
 from beam_runtime.broker.session.launch import resolve_launch
 from beam_runtime.broker.session.session import ChannelOpener, LeanSession, Limits
@@ -43,18 +44,71 @@ class SessionManager:
         self.sources = SourceCache()  # outlives sessions, like versions
         self.ever_started = False
         self._creating: dict[str, anyio.Lock] = {}
+        self._starts: dict[str, _Start] = {}
+        # Runs a start in the server's long-lived task group, so that it outlives the call
+        # that gave up waiting for it (None: starts run inside the call, unbounded).
+        self.spawn: Callable[..., Any] | None = None
         self._closing = False
         # Called with each new session before it starts (speculative execution hooks in here).
         self.session_observers: list[Callable[[LeanSession], None]] = []
 
     # -- use -------------------------------------------------------------------------------
 
-    def use(self, root: str) -> SessionUse:
-        """``async with manager.use(root) as session``: the live session, counted as busy."""
-        return SessionUse(self, root)
+    def use(self, root: str, wait_s: float | None = None) -> SessionUse:
+        """``async with manager.use(root, wait_s) as session``: the live session, counted as busy.
+
+        A session that must be started first is started in the background (``spawn``) and
+        waited for at most ``wait_s`` seconds (None: as long as it takes); past that the call
+        fails with ``starting`` while the start goes on, and the next call joins it.
+        """
+        return SessionUse(self, root, wait_s)
 
     def cached(self, root: str) -> LeanSession | None:
         return self.sessions.get(root)
+
+    async def _session_within(self, root: str, wait_s: float | None) -> LeanSession:
+        began = time.monotonic()
+        for attempt in range(2):
+            current = self.sessions.get(root)
+            if current is not None and current.alive:
+                self.sessions.move_to_end(root)
+                return current
+            if self.spawn is None:
+                return await self._session(root)
+            left = None if wait_s is None else max(0.0, wait_s - (time.monotonic() - began))
+            session = await self._join_start(root, left, began)
+            if session.alive or attempt:  # reaped before this call woke: start once more
+                return session
+        raise AssertionError("unreachable")
+
+    async def _join_start(self, root: str, wait_s: float | None, began: float) -> LeanSession:
+        start = self._starts.get(root)
+        if start is None:
+            assert self.spawn is not None
+            start = self._starts[root] = _Start()
+            self.spawn(self._run_start, root, start)
+        with anyio.move_on_after(wait_s):
+            await start.done.wait()
+        if not start.done.is_set():
+            raise starting(int((time.monotonic() - began) * 1000))
+        if start.error is not None or start.session is None:
+            raise start.error or BrokerError("internalError", "the Lean server did not start")
+        return start.session
+
+    async def _run_start(self, root: str, start: _Start) -> None:
+        try:
+            start.session = await self._session(root)
+            start.session.last_used = time.monotonic()  # not idle before its callers wake
+        except Exception as exc:  # handed to every call waiting on this start
+            start.error = exc
+        finally:
+            if start.session is None and start.error is None:  # cancelled: the server stops
+                start.error = BrokerError(
+                    "requestCancelled", "the Lean server's start was cancelled"
+                )
+            if self._starts.get(root) is start:
+                del self._starts[root]
+            start.done.set()
 
     async def _session(self, root: str) -> LeanSession:
         current = self.sessions.get(root)
@@ -194,16 +248,28 @@ def start_reaper(group: TaskGroup, manager: SessionManager) -> None:
     group.start_soon(manager.reap_idle)
 
 
+class _Start:
+    """One workspace's session start, shared by the calls that wait for it."""
+
+    __slots__ = ("done", "error", "session")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.session: LeanSession | None = None
+        self.error: Exception | None = None
+
+
 class SessionUse:
     """One call's use of a session: started if needed, never reaped while in use."""
 
-    def __init__(self, manager: SessionManager, root: str) -> None:
+    def __init__(self, manager: SessionManager, root: str, wait_s: float | None = None) -> None:
         self._manager = manager
         self._root = root
+        self._wait_s = wait_s
         self._session: LeanSession | None = None
 
     async def __aenter__(self) -> LeanSession:
-        session = await self._manager._session(self._root)
+        session = await self._manager._session_within(self._root, self._wait_s)
         session.in_flight += 1
         self._session = session
         return session

@@ -7,6 +7,7 @@ exists, is a regular file and decodes as UTF-8.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from urllib.parse import quote_from_bytes, unquote, urlparse
 
 from beam_runtime import canonical, safe_read
 from beam_runtime.broker.errors import BrokerError, invalid_input
+from beam_runtime.errors import excerpt
 
 if TYPE_CHECKING:
     from beam_runtime.broker.session.fingerprint import Snapshot, SourceCache
@@ -67,16 +69,16 @@ def display_path(root: str, abs_path: str) -> str:
 def resolve_source(root: str, path: str) -> SourceFile:
     """Resolve ``path`` for the canonical ``root``; ``invalidInput`` when it cannot be used."""
     if not path or "\x00" in path:
-        raise invalid_input("path must be a non-empty file path", "invalidPath", path=path)
+        raise invalid_input("path must be a non-empty file path", "invalidPath", path=excerpt(path))
     if os.path.isabs(path):
         candidate = os.path.normpath(path)
     else:
         candidate = os.path.normpath(os.path.join(root, path))
         if candidate != root and not candidate.startswith(root.rstrip(os.sep) + os.sep):
             raise invalid_input(
-                f"relative path {path!r} escapes the workspace root {root}",
+                f"relative path {excerpt(path)!r} escapes the workspace root {root}",
                 "pathEscapesRoot",
-                path=path,
+                path=excerpt(path),
             )
     found = canonical.existing(candidate)
     if found is None:
@@ -85,8 +87,40 @@ def resolve_source(root: str, path: str) -> SourceFile:
     else:
         real, is_file = found[0], stat.S_ISREG(found[1])
     if not is_file:
-        raise invalid_input(f"no such file: {candidate}", "fileNotFound", path=path)
+        raise _not_a_file(candidate, path)
     return SourceFile(root, real, display_path(root, real), path_to_uri(real))
+
+
+def _not_a_file(candidate: str, path: str) -> BrokerError:
+    """Why ``candidate`` is no file to read: a directory that hides it names that directory
+    (not the file), a name too long is said to be, and anything else is not found."""
+    try:
+        os.stat(candidate)
+    except PermissionError:
+        hider = _denying_directory(candidate)
+        return invalid_input(
+            f"permission denied: this process may not enter {hider}, which holds "
+            f"{excerpt(candidate)}",
+            "permissionDenied",
+            path=excerpt(path),
+            directory=hider,
+        )
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return invalid_input(
+                f"path is too long: {excerpt(path)}", "invalidPath", path=excerpt(path)
+            )
+    return invalid_input(f"no such file: {excerpt(candidate)}", "fileNotFound", path=excerpt(path))
+
+
+def _denying_directory(path: str) -> str:
+    """The first directory on the way to ``path`` this process may not search."""
+    current = os.sep
+    for part in path.split(os.sep)[1:-1]:
+        current = os.path.join(current, part)
+        if not os.access(current, os.X_OK):
+            return current
+    return os.path.dirname(path)
 
 
 async def off_loop(fn: Callable[[], T], name: str) -> T:
