@@ -52,8 +52,8 @@ def tool_error(error: BrokerError) -> ToolError:
 class BrokerBackend:
     """The server's backend: each call runs its catalog row's handler on the broker."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.broker = Broker(broker_config(settings))
+    def __init__(self, settings: Settings, config: BrokerConfig | None = None) -> None:
+        self.broker = Broker(config if config is not None else broker_config(settings))
         self.wait_ms = settings.wait_ms
 
     def attach(self, group: TaskGroup) -> None:

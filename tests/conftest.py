@@ -7,6 +7,10 @@
   nothing installed. `.run(argv)` runs a command with only HOME, PATH=/usr/bin:/bin, USER,
   SHELL, TERM and LOGNAME (keyword arguments add variables); `.install(*args)` runs
   `lean-beam install` through the venv's console script.
+- `host_sandbox` (autouse): a short socket directory of the test's own for shared Lean hosts
+  (`XDG_RUNTIME_DIR`) and a 60 s host idle time; afterwards every host the test started is
+  killed (`tests/support/hosts.py`). `LEAN_BEAM_HOST` is left as the run sets it, so
+  `LEAN_BEAM_HOST=off pytest ...` runs the same tests on the in-process broker.
 - `installed_root` (function): a `tests.support.installed.Installed`: like `fresh_home`, after a
   real `lean-beam install` into the default root `~/.local/share/beam`. Exposes `root`,
   `runtime_id`, `runtime_dir`, `wrapper(cmd)` (`<root>/bin/cmd`), `launcher(cmd)`
@@ -15,11 +19,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.hosts import stop_hosts
 from tests.support.installed import BeamHome, Installed, install_fresh
 from tests.support.installed import fresh_home as make_home
 from tests.support.venv import wheel_venv
@@ -38,3 +46,16 @@ def fresh_home(tmp_path: Path, beam_venv: Path) -> BeamHome:
 @pytest.fixture
 def installed_root(tmp_path: Path, beam_venv: Path) -> Installed:
     return install_fresh(tmp_path, beam_venv)
+
+
+@pytest.fixture(autouse=True)
+def host_sandbox(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    started = time.time()
+    directory = tempfile.mkdtemp(prefix="lb", dir="/tmp")  # socket paths must stay short
+    monkeypatch.setenv("XDG_RUNTIME_DIR", directory)
+    monkeypatch.setenv("LEAN_BEAM_HOST_IDLE_S", "60")
+    yield Path(directory)
+    stop_hosts([directory, str(tmp_path_factory.getbasetemp())], started)
+    shutil.rmtree(directory, ignore_errors=True)

@@ -99,6 +99,9 @@ class LeanSession:
         # ``start_soon`` they run in (set by the broker).
         self.barriers: dict[str, Any] = {}
         self.spawn: Callable[..., Any] | None = None
+        # Awaited before a new Lean worker starts (a document or a scratch document opens):
+        # the memory budget (budget.py) may close idle workers or refuse. Set by the broker.
+        self.admit_worker: Callable[[], Awaitable[None]] | None = None
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents never appear in navigation results."""
@@ -305,6 +308,8 @@ class LeanSession:
         snap = await read_snapshot(self.sources, source, name)
         doc = self.documents.get(source.abs_path)
         if doc is None:
+            if self.admit_worker is not None:
+                await self.admit_worker()
             version = self.versions.next_version(source.abs_path)
             doc = OpenDocument(source, version, snap.data)
             self.documents[source.abs_path] = doc
@@ -315,6 +320,7 @@ class LeanSession:
                 "textDocument/didOpen", messages.did_open(source.uri, version, doc.text.text)
             )
             return doc, True
+        doc.last_used = time.monotonic()
         changed = doc.data != snap.data  # memcmp, or identity when the read was reused
         if not changed and not doc.crashed:
             return doc, False
@@ -345,6 +351,19 @@ class LeanSession:
         counts = self.work.as_dict()
         counts["bytes_sent"] = self.channel.bytes_sent if self.channel is not None else 0
         return counts
+
+    async def close_if_idle(self, source: SourceFile) -> bool:
+        """Closes the document unless a call uses it (its lock is held or a barrier runs)."""
+        lock = self._locks.get(source.abs_path)
+        if source.abs_path in self.barriers or (lock is not None and lock.locked()):
+            return False
+        if lock is None:
+            return await self.close_document(source)
+        lock.acquire_nowait()
+        try:
+            return await self.close_document(source)
+        finally:
+            lock.release()
 
     async def close_document(self, source: SourceFile) -> bool:
         doc = self.documents.pop(source.abs_path, None)
