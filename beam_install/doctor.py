@@ -579,6 +579,7 @@ def run_doctor(
     except BeamError as error:
         report.add("install root", "root", FAIL, error.message, error.fix)
         check_toolchain(report, cwd, env)
+        check_hosts(report)
         return report
     report.install_root = root
     installed = check_install_root(report, root)

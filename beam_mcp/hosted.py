@@ -12,6 +12,7 @@ arguments, so only ``beam_stats`` tells the two apart (docs/HOST.md).
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,7 +21,7 @@ from anyio.abc import TaskGroup
 from beam_mcp.errors import ToolError
 from beam_mcp.lean import BrokerBackend, broker_config, tool_error
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.host.client import HostLink, ask
+from beam_runtime.host.client import HANDLES_REMEMBERED, HostLink, ask, handle_of, minted
 from beam_runtime.host.config import HostConfig
 from beam_runtime.host.place import (
     Place,
@@ -63,6 +64,9 @@ class SharedBackend:
         self._local: BrokerBackend | None = None
         self._group: TaskGroup | None = None
         self._opening: dict[str, anyio.Lock] = {}
+        # Handle id -> the root whose host made it: each host knows only its own handles, an
+        # in-process broker knows every workspace's (and refuses another workspace's handle).
+        self._handle_roots: OrderedDict[str, str] = OrderedDict()
 
     def attach(self, group: TaskGroup) -> None:
         self._group = group
@@ -93,9 +97,26 @@ class SharedBackend:
             link = await self._link(root)
             if link is None:
                 return await self.local().call(spec, arguments, ctx)
-            return await link.call(spec.name, plain(arguments), ctx)
+            sent = plain(arguments)
+            self._check_workspace(sent, root)
+            content = await link.call(spec.name, sent, ctx)
         except BrokerError as error:
             raise tool_error(error) from None
+        for handle_id in minted(content):
+            self._handle_roots[handle_id] = root
+        while len(self._handle_roots) > HANDLES_REMEMBERED:
+            self._handle_roots.popitem(last=False)
+        return content
+
+    def _check_workspace(self, arguments: dict[str, Any], root: str) -> None:
+        handle_id = handle_of(arguments)
+        made_in = self._handle_roots.get(handle_id) if handle_id is not None else None
+        if made_in is not None and made_in != root:
+            raise BrokerError(
+                "invalidParams",
+                "this handle belongs to another workspace",
+                {"reason": "handleWorkspaceMismatch", "handle": {"id": handle_id}},
+            )
 
     async def _link(self, root: str) -> HostLink | None:
         """The root's live host link, or None when it must run in-process (``auto``)."""
@@ -141,7 +162,7 @@ class SharedBackend:
         return draft._replace(place=place_of(root, toolchain, draft.runtime_id, setup))
 
     def runtime_active(self) -> bool:
-        hosted = any(link.generation for link in self.links.values())
+        hosted = any(link.runtime_active for link in self.links.values())
         return hosted or (self._local is not None and self._local.runtime_active())
 
     def workspace_sessions(self) -> dict[str, dict[str, Any]]:

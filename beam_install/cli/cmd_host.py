@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from beam_runtime.cli.output import emit, fail
-from beam_runtime.errors import BeamError
+from beam_runtime.cli.output import emit
 
 
 @click.group("host")
@@ -31,15 +30,8 @@ def stop_command(root: str | None, every: bool, as_json: bool) -> None:
     a new host. Exit 1 when one did not stop."""
     from beam_runtime.host.listing import canonical, live_hosts, stop_hosts
 
-    if (root is None) == every:
-        fail(
-            BeamError(
-                "invalidInput",
-                "name the hosts to stop: --root DIR or --all",
-                "pass --root with a workspace root, or --all",
-            ),
-            as_json,
-        )
+    if (root is None) != every:  # exactly one of them
+        raise click.UsageError("name the hosts to stop: --root DIR or --all")
     hosts = live_hosts()
     if root is not None:
         wanted = canonical(root)

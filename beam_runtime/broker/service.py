@@ -52,6 +52,7 @@ class Broker:
         self._unadopted: weakref.WeakSet[LeanSession] = weakref.WeakSet()
         self._group: TaskGroup | None = None
         self._search: SearchService | None = None
+        self.lean_users: set[str] = set()  # owners whose calls ran on a Lean session
         self.budget: MemoryBudget | None = None
         scope = config.manager.memory_scope
         if config.budget_bytes is not None and scope is not None:
@@ -144,6 +145,7 @@ class Broker:
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
         async with manager.use(root) as session:
+            self.lean_users.add(ctx.owner)
             return await operation(session, args, ctx)
 
     async def drop(self, root: str, *, owner: str = "", others: int = 0) -> DropResult:

@@ -37,6 +37,7 @@ class HostClient:
     def __init__(self, endpoint: Endpoint, welcome: p.Welcome) -> None:
         self.endpoint = endpoint
         self.welcome = welcome
+        self.runtime_active = False  # the host said it has started a Lean session
         self._calls: dict[int, Context] = {}
         endpoint.on_notification = self._notified
 
@@ -87,6 +88,7 @@ class HostClient:
             outcome: p.CallOutcome = p.check(p.CallOutcome, answer, "outcome")
         except p.MessageError as error:
             raise BrokerError("internalError", f"the Lean host answered badly: {error}") from None
+        self.runtime_active = self.runtime_active or outcome["runtime_active"]
         failure = outcome.get("error")
         if failure is not None:
             raise BrokerError(failure["code"], failure["message"], failure["data"])
@@ -120,6 +122,7 @@ class HostLink:
         self.restarts = 0  # connections lost to a host that stopped
         self._minted: OrderedDict[str, int] = OrderedDict()  # handle id -> generation
         self._lock = anyio.Lock()
+        self._started = False
 
     async def connected(self) -> HostClient:
         """The live connection, made (and the host started) when there is none."""
@@ -127,6 +130,7 @@ class HostLink:
             client = self.client
             if client is None or not client.alive:
                 if client is not None:
+                    self._started = self._started or client.runtime_active
                     await client.aclose()
                 self.client = client = await HostClient.open(self.config, self._group)
                 self.generation += 1
@@ -150,9 +154,8 @@ class HostLink:
         return content
 
     def _check_handle(self, arguments: dict[str, Any], generation: int) -> None:
-        handle = arguments.get("handle")
-        handle_id = handle.get("id") if isinstance(handle, dict) else None
-        made = self._minted.get(handle_id) if isinstance(handle_id, str) else None
+        handle_id = handle_of(arguments)
+        made = self._minted.get(handle_id) if handle_id is not None else None
         if made is not None and made != generation:
             raise BrokerError(
                 "handleNotFound",
@@ -162,20 +165,36 @@ class HostLink:
             )
 
     def _remember(self, content: dict[str, Any], generation: int) -> None:
-        found = [content.get("next_handle")]
-        results = content.get("results")
-        if isinstance(results, list):
-            found += [item.get("handle") for item in results if isinstance(item, dict)]
-        for handle in found:
-            if isinstance(handle, dict) and isinstance(handle.get("id"), str):
-                self._minted[handle["id"]] = generation
+        for handle_id in minted(content):
+            self._minted[handle_id] = generation
         while len(self._minted) > HANDLES_REMEMBERED:
             self._minted.popitem(last=False)
+
+    @property
+    def runtime_active(self) -> bool:
+        """Whether a host of this link has started a Lean session."""
+        return self._started or (self.client is not None and self.client.runtime_active)
 
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
+
+
+def handle_of(arguments: dict[str, Any]) -> str | None:
+    """The id of the handle a call passes, if any."""
+    handle = arguments.get("handle")
+    handle_id = handle.get("id") if isinstance(handle, dict) else None
+    return handle_id if isinstance(handle_id, str) else None
+
+
+def minted(content: dict[str, Any]) -> list[str]:
+    """The ids of the handles a result hands out (``next_handle``, ``lean_try``'s results)."""
+    found = [content.get("next_handle")]
+    results = content.get("results")
+    if isinstance(results, list):
+        found += [item.get("handle") for item in results if isinstance(item, dict)]
+    return [h["id"] for h in found if isinstance(h, dict) and isinstance(h.get("id"), str)]
 
 
 def ask(socket_path: str, method: str, timeout_s: float = 2.0) -> Any:

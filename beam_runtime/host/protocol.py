@@ -61,6 +61,7 @@ class ToolFailure(TypedDict):
 class CallOutcome(TypedDict):
     content: NotRequired[dict[str, Any]]  # the tool's structuredContent
     error: NotRequired[ToolFailure]
+    runtime_active: bool  # this connection's calls have run on a Lean session (beam_version)
 
 
 class Progress(TypedDict):

@@ -108,8 +108,7 @@ class Connection:
                 raise p.MessageError(f"the first request must be {p.HELLO}, not {method}")
             hello: p.Hello = p.check(p.Hello, params, "hello")
         except p.MessageError as error:
-            self.refuse(request_id, INVALID_REQUEST, str(error))
-            self.closing.set()
+            self.refuse(request_id, INVALID_REQUEST, str(error))  # the writer then closes
             return
         problem = None
         if hello["protocol"] != p.PROTOCOL:
@@ -119,8 +118,7 @@ class Connection:
         elif hello.get("root", config.root) != config.root:
             problem = f"this host serves {config.root}, not {hello.get('root')}"
         if problem is not None:
-            self.refuse(request_id, REFUSED, problem)
-            self.closing.set()
+            self.refuse(request_id, REFUSED, problem)  # the writer then closes
             return
         self.role = hello["role"]
         if self.role == "agent":
@@ -230,9 +228,8 @@ class Host:
         try:
             with scope:
                 try:
-                    outcome = {
-                        "content": await entry(self.broker, Fields.of(call["arguments"]), ctx)
-                    }
+                    content = await entry(self.broker, Fields.of(call["arguments"]), ctx)
+                    outcome = {"content": content, "runtime_active": False}
                 except BrokerError as error:
                     outcome = _failure(error.code, error.message, error.data)
                 except Exception as exc:  # a broker bug answers like the in-process server
@@ -240,6 +237,8 @@ class Host:
         finally:
             self.busy -= 1
             self.idle_since = time.monotonic()
+        if outcome is not None:  # as in-process: whether this agent's calls have run Lean
+            outcome["runtime_active"] = connection.id in self.broker.lean_users
         return outcome
 
     async def stats(self) -> p.HostStats:
@@ -310,20 +309,22 @@ class Host:
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](float("inf"))
         connection = Connection(self, send)
         endpoint = Endpoint(frames, connection.on_request, connection.on_notification)
+        written = anyio.Event()
         try:
             async with anyio.create_task_group() as group:
                 connection.group = group
 
                 async def write() -> None:
-                    async with receive:
-                        async for message in receive:
-                            try:
+                    try:
+                        async with receive:
+                            async for message in receive:
                                 await frames.send(message)
-                            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                                connection.closing.set()
-                                return
-                            if "error" in message and connection.role is None:
-                                connection.closing.set()  # a refused handshake ends here
+                                if "error" in message and connection.role is None:
+                                    connection.closing.set()  # a refused handshake ends here
+                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        connection.closing.set()
+                    finally:
+                        written.set()
 
                 async def read() -> None:
                     await endpoint.run()
@@ -335,7 +336,8 @@ class Host:
                 for scope in list(connection.calls.values()):
                     scope.cancel()
                 send.close()
-                await anyio.sleep(0)
+                with anyio.move_on_after(2):  # what was queued (a refusal) goes out first
+                    await written.wait()
                 group.cancel_scope.cancel()
         finally:
             await self.left(connection)
@@ -378,7 +380,7 @@ class Host:
 
 
 def _failure(code: str, message: str, data: dict[str, Any] | None = None) -> p.CallOutcome:
-    return {"error": {"code": code, "message": message, "data": data}}
+    return {"error": {"code": code, "message": message, "data": data}, "runtime_active": False}
 
 
 def _unlink_own(path: str) -> None:

@@ -355,7 +355,10 @@ class LeanSession:
     async def close_if_idle(self, source: SourceFile) -> bool:
         """Closes the document unless a call uses it (its lock is held or a barrier runs)."""
         lock = self._locks.get(source.abs_path)
-        if source.abs_path in self.barriers or (lock is not None and lock.locked()):
+        barrier = self.barriers.get(source.abs_path)  # waiting.Barrier; finished ones stay
+        if barrier is not None and not barrier.done.is_set():
+            return False
+        if lock is not None and lock.locked():
             return False
         if lock is None:
             return await self.close_document(source)
