@@ -1,7 +1,8 @@
-"""The host process's entry point: ``python -m beam_runtime.host --lock-fd N CONFIG``.
+"""The host process's entry point: ``main(["--lock-fd", N, CONFIG])``.
 
-Started detached by ``start.spawn`` (its own session, stdin and stdout on /dev/null, stderr on
-the log beside the socket), it receives the lock descriptor its starter locked and keeps it for
+Started detached by ``start.spawn`` with the interpreter, flags and ``sys.path`` of the agent
+that starts it (its own session, stdin and stdout on /dev/null, stderr on the log beside the
+socket), it receives the lock descriptor its starter locked and keeps it for
 its whole life: the kernel releases the lock when the host dies, however it dies. It takes the
 runtime's lease like every process of an installed runtime, binds the socket and serves.
 """
