@@ -59,3 +59,13 @@ def host_sandbox(
     yield Path(directory)
     stop_hosts([directory, str(tmp_path_factory.getbasetemp())], started)
     shutil.rmtree(directory, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that start `lean-beam-mcp` on the fake Lean (the `servers` fixture) are marked
+    `lean_server`: `scripts/test` runs them once more with `LEAN_BEAM_HOST=off`, so the shared
+    host and the in-process broker must give the same answers. The shared-host tests themselves
+    (`tests/host`) choose their mode per agent."""
+    for item in items:
+        if "servers" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.lean_server)

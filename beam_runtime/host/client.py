@@ -42,7 +42,22 @@ class HostClient:
         endpoint.on_notification = self._notified
 
     @classmethod
-    async def open(cls, config: HostConfig, group: TaskGroup) -> HostClient:
+    async def open(cls, config: HostConfig, group: TaskGroup, attempts: int = 3) -> HostClient:
+        """A connection that passed the handshake; a host that closes the connection before
+        answering (it was exiting just then) is tried again, then a new one started."""
+        for attempt in range(attempts):
+            try:
+                return await cls._open_once(config, group)
+            except Disconnected as gone:
+                if attempt == attempts - 1:
+                    raise Unavailable(
+                        "hostDidNotStart", f"the Lean host did not answer: {gone}"
+                    ) from None
+                await anyio.sleep(0.05)
+        raise AssertionError("unreachable")
+
+    @classmethod
+    async def _open_once(cls, config: HostConfig, group: TaskGroup) -> HostClient:
         stream = await reach(config)
         endpoint = Endpoint(Frames(stream))
         group.start_soon(endpoint.run)
@@ -59,9 +74,12 @@ class HostClient:
             await endpoint.aclose()
             reason = "hostRefused" if failure.code == REFUSED else "hostProtocol"
             raise Unavailable(reason, f"the Lean host refused this server: {failure}") from None
-        except (Disconnected, p.MessageError) as error:
+        except Disconnected:
             await endpoint.aclose()
-            raise Unavailable("hostDidNotStart", f"the Lean host did not answer: {error}") from None
+            raise
+        except p.MessageError as error:
+            await endpoint.aclose()
+            raise Unavailable("hostProtocol", f"the Lean host answered badly: {error}") from None
         return cls(endpoint, welcome)
 
     @property

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
-from anyio.streams.memory import MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from beam_runtime.broker.entries import ENTRIES, Fields
 from beam_runtime.broker.errors import BrokerError
@@ -30,6 +30,7 @@ from beam_runtime.broker.service import Broker
 from beam_runtime.host import protocol as p
 from beam_runtime.host.config import HostConfig
 from beam_runtime.host.rpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -74,6 +75,41 @@ class Connection:
 
     def notify(self, method: str, params: Any) -> None:
         self.send({"method": method, "params": params})
+
+    async def serve(
+        self, endpoint: Endpoint, frames: Frames, receive: MemoryObjectReceiveStream[Any]
+    ) -> None:
+        """Reads requests and writes the outbox until either side ends the connection."""
+        written = anyio.Event()
+        async with anyio.create_task_group() as group:
+            self.group = group
+            group.start_soon(self._write, frames, receive, written)
+            group.start_soon(self._read, endpoint)
+            await self.closing.wait()
+            for scope in list(self.calls.values()):
+                scope.cancel()
+            self.outbox.close()
+            with anyio.move_on_after(2):  # what was queued (a refusal) goes out first
+                await written.wait()
+            group.cancel_scope.cancel()
+
+    async def _write(
+        self, frames: Frames, receive: MemoryObjectReceiveStream[Any], written: anyio.Event
+    ) -> None:
+        try:
+            async with receive:
+                async for message in receive:
+                    await frames.send(message)
+                    if "error" in message and self.role is None:
+                        self.closing.set()  # a refused handshake ends here
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.closing.set()
+        finally:
+            written.set()
+
+    async def _read(self, endpoint: Endpoint) -> None:
+        await endpoint.run()
+        self.closing.set()
 
     # -- incoming ------------------------------------------------------------------------------
 
@@ -147,7 +183,12 @@ class Connection:
             self.answer(request_id, outcome)
 
     async def _stats(self, request_id: RequestId) -> None:
-        self.answer(request_id, await self.host.stats())
+        try:
+            self.answer(request_id, await self.host.stats())
+        except Exception as error:
+            self.refuse(
+                request_id, INTERNAL_ERROR, f"the host could not describe itself: {error!r}"
+            )
 
 
 class CallContext:
@@ -309,36 +350,10 @@ class Host:
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](float("inf"))
         connection = Connection(self, send)
         endpoint = Endpoint(frames, connection.on_request, connection.on_notification)
-        written = anyio.Event()
         try:
-            async with anyio.create_task_group() as group:
-                connection.group = group
-
-                async def write() -> None:
-                    try:
-                        async with receive:
-                            async for message in receive:
-                                await frames.send(message)
-                                if "error" in message and connection.role is None:
-                                    connection.closing.set()  # a refused handshake ends here
-                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        connection.closing.set()
-                    finally:
-                        written.set()
-
-                async def read() -> None:
-                    await endpoint.run()
-                    connection.closing.set()
-
-                group.start_soon(write)
-                group.start_soon(read)
-                await connection.closing.wait()
-                for scope in list(connection.calls.values()):
-                    scope.cancel()
-                send.close()
-                with anyio.move_on_after(2):  # what was queued (a refusal) goes out first
-                    await written.wait()
-                group.cancel_scope.cancel()
+            await connection.serve(endpoint, frames, receive)
+        except Exception as error:  # one broken connection never takes the host down
+            log(f"connection {connection.id} failed: {error!r}")
         finally:
             await self.left(connection)
             with anyio.CancelScope(shield=True):

@@ -19,8 +19,10 @@ LEAN_BEAM = Path(sys.executable).with_name("lean-beam")
 
 
 def agent(agents: list[Server], *flags: str, **env: str) -> Server:
-    """One `lean-beam-mcp` on the fake Lean, in auto host mode unless told otherwise."""
-    server = Server("--lean-cmd", FAKE_CMD, *flags, env=minimal_env(**{**FAST_FAKE, **env}))
+    """One `lean-beam-mcp` on the fake Lean, in auto host mode unless told otherwise (also when
+    the run says `LEAN_BEAM_HOST=off`: these tests are about the host)."""
+    settings = {**FAST_FAKE, "LEAN_BEAM_HOST": "auto", **env}
+    server = Server("--lean-cmd", FAKE_CMD, *flags, env=minimal_env(**settings))
     agents.append(server)
     return server
 
