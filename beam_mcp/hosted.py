@@ -29,7 +29,6 @@ from beam_runtime.host.place import (
     place_of,
     runtime_id,
     setup_digest,
-    socket_dir,
 )
 from beam_runtime.lsp import memory
 
@@ -48,7 +47,7 @@ def memory_config(settings: Settings) -> BrokerConfig:
     budget = settings.memory_budget
     if budget is None:
         budget = int(memory.physical_memory() * BUDGET_SHARE) or None
-    scope = memory.scope_of(socket_dir())
+    scope = memory.user_scope()
     return config._replace(manager=config.manager._replace(memory_scope=scope), budget_bytes=budget)
 
 

@@ -8,8 +8,9 @@
   SHELL, TERM and LOGNAME (keyword arguments add variables); `.install(*args)` runs
   `lean-beam install` through the venv's console script.
 - `host_sandbox` (autouse): a short socket directory of the test's own for shared Lean hosts
-  (`XDG_RUNTIME_DIR`) and a 60 s host idle time; afterwards every host the test started is
-  killed (`tests/support/hosts.py`). `LEAN_BEAM_HOST` is left as the run sets it, so
+  (`XDG_RUNTIME_DIR`), a memory scope of its own (`LEAN_BEAM_MEMORY_SCOPE`: the budget counts
+  only this test's Lean processes) and a 60 s host idle time; afterwards every host the test
+  started is killed (`tests/support/hosts.py`). `LEAN_BEAM_HOST` is left as the run sets it, so
   `LEAN_BEAM_HOST=off pytest ...` runs the same tests on the in-process broker.
 - `installed_root` (function): a `tests.support.installed.Installed`: like `fresh_home`, after a
   real `lean-beam install` into the default root `~/.local/share/beam`. Exposes `root`,
@@ -55,6 +56,7 @@ def host_sandbox(
     started = time.time()
     directory = tempfile.mkdtemp(prefix="lb", dir="/tmp")  # socket paths must stay short
     monkeypatch.setenv("XDG_RUNTIME_DIR", directory)
+    monkeypatch.setenv("LEAN_BEAM_MEMORY_SCOPE", directory)  # the budget counts this test's Lean
     monkeypatch.setenv("LEAN_BEAM_HOST_IDLE_S", "60")
     yield Path(directory)
     stop_hosts([directory, str(tmp_path_factory.getbasetemp())], started)

@@ -131,14 +131,27 @@ def short_digest(text: str) -> str:
     return f"{value:016x}"
 
 
+def socket_dirs() -> list[str]:
+    """Where this user's hosts may live: ``socket_dir()`` and, when ``XDG_RUNTIME_DIR`` is set,
+    the cache directory too (MCP clients often start servers without that variable)."""
+    found = [socket_dir()]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        import platformdirs
+
+        found.append(os.path.join(platformdirs.user_cache_dir("beam"), "hosts"))
+    return found
+
+
 def sockets(directory: str | None = None) -> list[str]:
-    """Every host socket file in the directory, sorted."""
-    where = directory or socket_dir()
-    try:
-        names = os.listdir(where)
-    except OSError:
-        return []
-    return sorted(os.path.join(where, n) for n in names if n.endswith(SOCKET_SUFFIX))
+    """Every host socket file in the directory (default: every one of ``socket_dirs``)."""
+    found = []
+    for where in [directory] if directory else socket_dirs():
+        try:
+            names = os.listdir(where)
+        except OSError:
+            continue
+        found += [os.path.join(where, n) for n in names if n.endswith(SOCKET_SUFFIX)]
+    return sorted(found)
 
 
 def runtime_id() -> str:

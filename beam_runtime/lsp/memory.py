@@ -1,12 +1,12 @@
 """What Lean processes cost: which processes they are, and their proportional set size (PSS).
 
 Every Lean server lean-beam starts passes two variables to its whole tree: its session marker
-(``reaper.MARKER_VARIABLE``) and the memory scope of the user (``SCOPE_VARIABLE``, a hash of
-the host socket directory, so one per user and machine in practice). The processes carrying a
-scope are the Lean processes of every host and every in-process server of that user, whoever
-started them. PSS (``/proc/PID/smaps_rollup``) divides each shared page among the processes that
-map it, so the ``.olean`` files every Lean worker maps count once in the sum. Reads ``/proc``;
-blocking, so callers on an event loop run it in a thread. Stdlib only.
+(``reaper.MARKER_VARIABLE``) and the memory scope of the user (``SCOPE_VARIABLE``, one per user
+unless set otherwise). The processes carrying a scope are the Lean processes of every host and
+every in-process server of that user, whoever started them. PSS (``/proc/PID/smaps_rollup``)
+divides each shared page among the processes that map it, so the ``.olean`` files every Lean
+worker maps count once in the sum. Reads ``/proc``; blocking, so callers on an event loop run
+it in a thread. Stdlib only.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ _PAGE_KB = 1024
 
 
 def carrying(variable: str, prefix: str, *, exact: bool = False) -> list[int]:
-    """Pids of this user's processes whose ``variable`` starts with (or is) ``prefix``."""
+    """Pids of this user's Lean processes (they carry a session marker) whose ``variable``
+    starts with (or is) ``prefix``."""
     needle = f"{variable}={prefix}".encode()
+    marker = f"{MARKER_VARIABLE}=".encode()
     me = os.getuid()
     found = []
     for name in os.listdir("/proc"):
@@ -36,7 +38,8 @@ def carrying(variable: str, prefix: str, *, exact: bool = False) -> list[int]:
             continue
         entries = environ.split(b"\0")
         if needle in entries if exact else any(e.startswith(needle) for e in entries):
-            found.append(int(name))
+            if any(entry.startswith(marker) for entry in entries):
+                found.append(int(name))
     return found
 
 
@@ -80,9 +83,10 @@ def physical_memory() -> int:
         return 0
 
 
-def scope_of(directory: str) -> str:
-    """The memory scope of a host socket directory: its path, which is unique per user."""
-    return directory
+def user_scope() -> str:
+    """The memory scope of this process: ``LEAN_BEAM_MEMORY_SCOPE`` when set (each test sets
+    one of its own), else one per user."""
+    return os.environ.get(SCOPE_VARIABLE) or f"uid-{os.getuid()}"
 
 
 def parse_size(text: str) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import psutil
 
 HOST_MARK = "beam_runtime.host.main"
-PASSED_ON = ("XDG_RUNTIME_DIR", "LEAN_BEAM_HOST", "LEAN_BEAM_HOST_IDLE_S")
+PASSED_ON = ("XDG_RUNTIME_DIR", "LEAN_BEAM_MEMORY_SCOPE", "LEAN_BEAM_HOST", "LEAN_BEAM_HOST_IDLE_S")
 
 
 def passed_on() -> dict[str, str]:
