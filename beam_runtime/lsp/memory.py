@@ -37,9 +37,9 @@ def carrying(variable: str, prefix: str, *, exact: bool = False) -> list[int]:
         except OSError:
             continue
         entries = environ.split(b"\0")
-        if needle in entries if exact else any(e.startswith(needle) for e in entries):
-            if any(entry.startswith(marker) for entry in entries):
-                found.append(int(name))
+        matches = needle in entries if exact else any(e.startswith(needle) for e in entries)
+        if matches and any(entry.startswith(marker) for entry in entries):
+            found.append(int(name))
     return found
 
 
