@@ -90,3 +90,20 @@ def test_dropping_a_shared_workspace_releases_only_the_callers_share(
         "the last agent's drop to evict the workspace",
     )
     until(lambda: not lean_servers(project), "Lean to stop")
+
+
+def test_each_agent_keeps_the_scratch_allowance_it_would_have_alone(
+    agents: list[Server], project: Path
+) -> None:
+    three = [agent(agents) for _ in range(3)]
+    for server in three:
+        sync(server, 1, project)
+    for turn in range(2):  # the agents take turns: nobody's scratch document is taken away
+        for server in three:
+            ran = ok(
+                server, 10 + turn, "lean_run_at", {**workspace(project), **GOAL, "text": "skip"}
+            )
+            assert ran["success"] is True
+    stats = ok(three[0], 20, "beam_stats", {})
+    [found] = [w for w in stats["workspaces"] if w["root"] == str(project)]
+    assert found["lean"]["workers_started"] == 1 + 3  # the file, then one scratch per agent

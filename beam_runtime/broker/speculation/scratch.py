@@ -8,7 +8,9 @@ command. It is never saved and never written.
 
 Pools: at most ``per_document`` scratch documents per source document (probes on one document run in
 parallel up to that number, then queue) and ``per_process`` in total (making room closes the least
-recently used idle one; when all are busy the caller waits). Idle ones are closed after ``idle_s``,
+recently used idle one; when all are busy the caller waits). On a shared host both caps apply
+per agent (owner): an agent never takes another's scratch document away, and the memory budget
+(``session/budget.py``) bounds the sum. Idle ones are closed after ``idle_s``,
 because each open document costs Lean a worker process. A ``beyond_pool`` borrow (``lean_try``)
 skips the per-document limit, so one call can use every scratch document the process cap allows;
 ``trim`` closes the extra ones afterwards.
@@ -241,16 +243,18 @@ class ScratchRegistry:
     async def _obtain(
         self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes, owner: str
     ) -> ScratchDocument:
-        """A free scratch document of this pool, else a new one within the process cap."""
+        """A free scratch document of this pool, else a new one within the owner's cap (the
+        process cap; on a shared host every agent has the allowance it would have alone)."""
         with anyio.fail_after(self.config.wait_s):
             while True:
                 if pool.free:
                     best = max(pool.free, key=lambda doc: _shared(doc.mirror.data, text))
                     pool.free.remove(best)
                     return best
-                if len(self.open) < self.config.per_process:
+                mine = [doc for doc in self.open if doc.owner == owner]
+                if len(mine) < self.config.per_process:
                     return self._create(session, source, owner)
-                idle = [doc for doc in self.open if not doc.busy]
+                idle = [doc for doc in mine if not doc.busy]
                 if idle:
                     await self._discard(min(idle, key=lambda doc: doc.last_used))
                 else:
