@@ -11,6 +11,8 @@ size and mode:
 - ``peak MiB`` / ``end MiB``: the summed PSS of those processes, at its highest while the agents
   worked and once they had finished (each fake worker holds ``--private-mb`` of its own and maps
   a ``--shared-mb`` file every worker shares, as real workers map the same ``.olean`` files);
+- ``first ms``: the slowest first call (``lean_sync``) of the agents that start together, which
+  starts Lean (and, shared, the host);
 - ``late ms``: the late agent's first call, from its request to its answer (its process already
   running: what the agent waits for on its first Lean call);
 - ``wall s``: the whole size's run.
@@ -97,9 +99,11 @@ class Sampler(threading.Thread):
             time.sleep(0.02)
 
 
-def one_agent(server: Server, root: Path, probes: int) -> None:
+def one_agent(server: Server, root: Path, probes: int, first: list[float]) -> None:
     ws = {"workspace": {"root": str(root)}, "path": "Main.lean"}
+    clock = time.perf_counter()
     server.ask("lean_sync", ws)
+    first.append((time.perf_counter() - clock) * 1000)
     for index in range(probes):
         line = PROOF_AT + index % 3
         server.ask("lean_run_at", {**ws, "line": line, "character": 2, "text": TACTICS[index % 5]})
@@ -115,8 +119,13 @@ def run(mode: str, count: int, probes: int, env: dict[str, str]) -> dict[str, An
     started = time.perf_counter()
     agents = [Server(REPO, **sandbox) for _ in range(count)]
     late: Server | None = None
+    firsts: list[float] = []
     try:
-        workers = [threading.Thread(target=one_agent, args=(a, root, probes)) for a in agents]
+        for agent in agents:
+            agent.ask("beam_version", {})  # every process is up before the clock starts
+        workers = [
+            threading.Thread(target=one_agent, args=(a, root, probes, firsts)) for a in agents
+        ]
         for worker in workers:
             worker.start()
         for worker in workers:
@@ -144,6 +153,7 @@ def run(mode: str, count: int, probes: int, env: dict[str, str]) -> dict[str, An
         "lean_started": len(sampler.seen),
         "peak_mib": sampler.peak / (1 << 20),
         "end_mib": end / (1 << 20),
+        "first_ms": max(firsts),
         "late_ms": late_ms,
         "wall_s": time.perf_counter() - started,
     }
@@ -176,13 +186,14 @@ def main() -> None:
         f"workspace load {args.init_ms} ms, {args.cmd_ms} ms per command; {args.probes} probes "
         f"per agent; {os.cpu_count()} cores"
     )
-    print("agents  mode  lean started  peak MiB  end MiB  late ms  wall s")
+    print("agents  mode  lean started  peak MiB  end MiB  first ms  late ms  wall s")
     for count in (int(n) for n in args.agents.split(",")):
         for mode in ("off", "auto"):
             row = run(mode, count, args.probes, env)
             print(
                 f"{row['agents']:>6}  {row['mode']:<4}  {row['lean_started']:>12}  "
-                f"{row['peak_mib']:>8.0f}  {row['end_mib']:>7.0f}  {row['late_ms']:>7.0f}  "
+                f"{row['peak_mib']:>8.0f}  {row['end_mib']:>7.0f}  {row['first_ms']:>8.0f}  "
+                f"{row['late_ms']:>7.0f}  "
                 f"{row['wall_s']:>6.1f}",
                 flush=True,
             )

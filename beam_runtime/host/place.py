@@ -6,7 +6,8 @@ short (Unix socket paths are limited to about 100 bytes). The setup is how Lean 
 the broker's settings and the environment (``setup_digest``): a host inherits the environment
 of the agent that started it, so only agents whose Lean would see the same variables share it.
 ``<name>.lock`` beside it is held with an exclusive ``flock`` by the live host for its whole
-life, and ``<name>.log`` takes its stderr. The directory is ``$XDG_RUNTIME_DIR/lean-beam``
+life, ``<name>.log`` takes its stderr and ``<name>.versions`` keeps the document versions it
+issued. The directory is ``$XDG_RUNTIME_DIR/lean-beam``
 when that variable is set, else ``hosts`` under the user cache dir of ``beam``; it is made
 with mode 0700 and refused when it belongs to another user or others may write to it
 (docs/HOST.md, "The socket").
@@ -80,6 +81,11 @@ class Place(NamedTuple):
     @property
     def log(self) -> str:
         return os.path.join(self.directory, self.name + ".log")
+
+    @property
+    def versions(self) -> str:
+        """The document versions the host issued, so a new host never issues one again."""
+        return os.path.join(self.directory, self.name + ".versions")
 
 
 def place_of(root: str, toolchain: str, runtime_id: str, launch: str) -> Place:

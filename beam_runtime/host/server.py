@@ -27,6 +27,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from beam_runtime.broker.entries import ENTRIES, Fields
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.service import Broker
+from beam_runtime.broker.session.versions import VersionStore
 from beam_runtime.host import protocol as p
 from beam_runtime.host.config import HostConfig
 from beam_runtime.host.rpc import (
@@ -230,6 +231,8 @@ class Host:
         self.config = config
         self.broker = Broker(config.broker)
         self.agents: list[Connection] = []
+        self.connections: set[Connection] = set()  # agents and probes
+        self._all_closed = anyio.Event()
         self.busy = 0
         self.idle_since = time.monotonic()
         self.stopping = anyio.Event()
@@ -318,6 +321,8 @@ class Host:
         async with anyio.create_task_group() as group:
             self.group = group
             self.broker.attach(group)
+            if self.broker.manager is not None:
+                self.broker.manager.versions = kept_versions(self.config.place.versions)
             group.start_soon(self._accept, listener)
             group.start_soon(self._watch_idle)
             group.start_soon(self._signals)
@@ -349,6 +354,7 @@ class Host:
         frames = Frames(stream)
         send, receive = anyio.create_memory_object_stream[dict[str, Any]](float("inf"))
         connection = Connection(self, send)
+        self.connections.add(connection)
         endpoint = Endpoint(frames, connection.on_request, connection.on_notification)
         try:
             await connection.serve(endpoint, frames, receive)
@@ -358,6 +364,9 @@ class Host:
             await self.left(connection)
             with anyio.CancelScope(shield=True):
                 await frames.aclose()
+            self.connections.discard(connection)
+            if not self.connections:
+                self._all_closed.set()
 
     async def _watch_idle(self) -> None:
         limit = self.config.idle_s
@@ -386,12 +395,43 @@ class Host:
                 return
 
     async def _shutdown(self, listener: Any) -> None:
+        """No new agent; the calls in flight end unanswered (their agents see the connection
+        close: ``backendRestarted``), then Lean stops."""
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(Exception):
                 await listener.aclose()
             _unlink_own(self.config.place.socket)
+            if self.connections:
+                self._all_closed = anyio.Event()
+                for connection in list(self.connections):
+                    connection.closing.set()
+                with anyio.move_on_after(3):
+                    await self._all_closed.wait()
             with anyio.move_on_after(10):
                 await self.broker.aclose()
+
+
+def kept_versions(path: str) -> VersionStore:
+    """The versions an earlier host of this workspace issued, kept on disk as they are issued:
+    a version number is never handed out twice, even across a host that was killed."""
+    import json
+
+    issued: dict[str, int] = {}
+    with contextlib.suppress(OSError, ValueError):
+        with open(path, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+        issued = {k: v for k, v in loaded.items() if isinstance(k, str) and type(v) is int}
+
+    def record(current: dict[str, int]) -> None:
+        partial = f"{path}.{os.getpid()}"
+        try:
+            with open(partial, "w", encoding="utf-8") as handle:
+                json.dump(current, handle)
+            os.replace(partial, path)
+        except OSError as error:
+            log(f"cannot keep document versions in {path}: {error}")
+
+    return VersionStore(issued, record)
 
 
 def _failure(code: str, message: str, data: dict[str, Any] | None = None) -> p.CallOutcome:

@@ -16,6 +16,7 @@ from tests.host.helpers import (
     agent,
     host_of,
     hosts_here,
+    lean_beam,
     lean_servers,
     ok,
     sync,
@@ -83,7 +84,9 @@ def test_a_host_killed_mid_call_answers_backend_restarted_and_the_next_call_work
     assert reply["result"]["isError"] is True
     assert error["code"] == "backendRestarted", error
     assert error["data"]["retry_after_ms"] > 0 and error["data"]["fix"]
-    assert sync(server, 4, project)["diagnostics"]["complete"] is True
+    after = sync(server, 4, project)
+    assert after["diagnostics"]["complete"] is True
+    assert after["version"] == 2  # the new host never hands out a version the old one did
     [again] = hosts_here()
     assert again.pid != host.pid
     stale = err(
@@ -176,3 +179,23 @@ def test_the_host_runs_in_its_own_session_and_survives_its_starter(
     later = agent(agents)
     assert sync(later, 1, project)["version"] == 1  # the same document, still open
     assert hosts_here()[0].pid == host.pid
+
+
+def test_host_stop_mid_call_answers_backend_restarted(
+    agents: list[Server], project: Path, tmp_path: Path
+) -> None:
+    (project / "Slow.lean").write_text(SLOW)
+    log = tmp_path / "requests.jsonl"
+    server = agent(agents, FAKE_LEAN_REQUEST_LOG=str(log))
+    sync(server, 1, project)
+    server.send(call(2, "lean_sync", {**workspace(project), "path": "Slow.lean"}))
+    until(
+        lambda: any(e.get("uri", "").endswith("/Slow.lean") for e in request_log(log)),
+        "the slow file to reach Lean",
+    )
+    stopped = lean_beam("host", "stop", "--root", str(project))
+    assert stopped.returncode == 0, stopped.stderr
+    reply, _ = server.read_until(2)
+    assert structured(reply)["code"] == "backendRestarted"
+    assert not lean_servers(project)
+    assert sync(server, 3, project)["version"] == 2  # a new host opened the file again
