@@ -35,6 +35,7 @@ def broker_config(settings: Settings) -> BrokerConfig:
         idle_timeout_s=settings.idle_timeout_ms / 1000,
         max_workspaces=settings.max_workspaces,
         config_timeout_s=min(120.0, settings.session_start_timeout_ms / 1000),
+        worker_memory_max=settings.worker_memory_max,
     )
     scratch = PoolConfig(
         per_document=settings.scratch_per_document,

@@ -20,6 +20,7 @@ from beam_mcp.settings import (
     KNOBS,
     MEMORY_BUDGET_ENV,
     SELF_CHECK_TIMEOUT_ENV,
+    WORKER_MEMORY_ENV,
     SettingsError,
     build_settings,
 )
@@ -70,6 +71,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="bytes (or with K, M, G) all Lean processes of this user may use before a new "
         f"Lean worker is refused (default 60%% of physical memory; {MEMORY_BUDGET_ENV})",
+    )
+    p.add_argument(
+        "--worker-memory-max",
+        metavar="SIZE",
+        default=None,
+        help="address-space limit (bytes, or with K, M, G) of each Lean server process tree; "
+        f"a worker that dies of it answers workerOutOfMemory (default none; {WORKER_MEMORY_ENV})",
     )
     for knob in KNOBS:
         p.add_argument(

@@ -23,6 +23,7 @@ SELF_CHECK_TIMEOUT_ENV = "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS"
 HOST_ENV = "LEAN_BEAM_HOST"
 HOST_IDLE_ENV = "LEAN_BEAM_HOST_IDLE_S"
 MEMORY_BUDGET_ENV = "LEAN_BEAM_MEMORY_BUDGET"
+WORKER_MEMORY_ENV = "LEAN_BEAM_WORKER_MEMORY_MAX"
 HOST_MODES = ("auto", "off", "required")
 DEFAULT_HOST_IDLE_S = 600
 
@@ -130,6 +131,7 @@ class Settings:
     host: str = "auto"  # auto | off | required
     host_idle_s: int = DEFAULT_HOST_IDLE_S
     memory_budget: int | None = None  # bytes; None: 60 % of physical memory
+    worker_memory_max: int | None = None  # bytes of address space for Lean's tree; None: no cap
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:
@@ -151,6 +153,8 @@ class Settings:
             args += ["--host-idle-s", str(self.host_idle_s)]
         if self.memory_budget is not None:
             args += ["--memory-budget", str(self.memory_budget)]
+        if self.worker_memory_max is not None:
+            args += ["--worker-memory-max", str(self.worker_memory_max)]
         defaults = Settings()
         for knob in KNOBS:
             value = getattr(self, knob.name)
@@ -213,14 +217,18 @@ def _host_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> dict[str
         values["host_idle_s"] = parse_int(str(idle), "--host-idle-s", 1)
     elif env.get(HOST_IDLE_ENV):
         values["host_idle_s"] = parse_int(env[HOST_IDLE_ENV], HOST_IDLE_ENV, 1)
-    budget, source = flags.get("memory_budget"), "--memory-budget"
-    if budget is None:
-        budget, source = env.get(MEMORY_BUDGET_ENV) or None, MEMORY_BUDGET_ENV
-    if budget is not None:
-        from beam_runtime.lsp.memory import parse_size
+    for name, flag, variable in (
+        ("memory_budget", "--memory-budget", MEMORY_BUDGET_ENV),
+        ("worker_memory_max", "--worker-memory-max", WORKER_MEMORY_ENV),
+    ):
+        size, source = flags.get(name), flag
+        if size is None:
+            size, source = env.get(variable) or None, variable
+        if size is not None:
+            from beam_runtime.lsp.memory import parse_size
 
-        try:
-            values["memory_budget"] = parse_size(str(budget))
-        except ValueError as error:
-            raise SettingsError(f"{source}: {error}") from None
+            try:
+                values[name] = parse_size(str(size))
+            except ValueError as error:
+                raise SettingsError(f"{source}: {error}") from None
     return values

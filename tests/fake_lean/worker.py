@@ -12,6 +12,7 @@ directory, made once), standing in for the ``.olean`` files all workers map: its
 once in the workers' summed PSS.
 """
 
+import contextlib
 import fcntl
 import mmap
 import os
@@ -60,12 +61,22 @@ def _shared(size_mb: int) -> mmap.mmap | None:
 
 def main() -> int:
     uri = sys.argv[-1] if len(sys.argv) > 1 else "?"  # ``--worker URI``, as Lean's workers
+    try:
+        return _work(uri)
+    except MemoryError:  # over an address-space limit: what Lean's runtime prints, then exit
+        os.write(2, b"INTERNAL PANIC: out of memory\n")
+        return 1
+
+
+def _work(uri: str) -> int:
     ballast = (
         _private(_megabytes("FAKE_LEAN_WORKER_PRIVATE_MB")),
         _shared(_megabytes("FAKE_LEAN_WORKER_SHARED_MB")),
     )
     sys.stderr.write(f"[{uri}] fake file worker {os.getpid()} started\n")
     sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        os.write(1, b"ready\n")  # the watchdog waits for this when there is a ballast
     if os.environ.get("FAKE_LEAN_STUBBORN_WORKERS", "") in ("1", "true", "yes"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)

@@ -95,3 +95,17 @@ def test_a_budget_nothing_can_meet_answers_memory_budget(
     assert data["budget_bytes"] == 1 << 20 and data["used_bytes"] > data["budget_bytes"]
     assert data["retry_after_ms"] > 0 and "LEAN_BEAM_MEMORY_BUDGET" in data["fix"]
     assert "memory budget" in error["message"]
+
+
+def test_a_worker_over_its_address_space_cap_answers_worker_out_of_memory(
+    agents: list[Server], project: Path
+) -> None:
+    # The cap fits the fake language server (about 240 MiB of address space) but not a worker
+    # holding an 800 MiB ballast: that worker dies as Lean's does, printing "out of memory".
+    server = agent(agents, "--worker-memory-max", "512M", FAKE_LEAN_WORKER_PRIVATE_MB="800")
+    error = err(server, 1, "lean_sync", {**workspace(project), "path": "Main.lean"})
+    assert error["code"] == "workerOutOfMemory", error
+    assert error["data"]["path"] == "Main.lean" and error["data"]["cap_bytes"] == 512 << 20
+    assert "512" not in error["data"]["fix"] and error["data"]["fix"]
+    symbols = ok(server, 2, "lean_workspace_symbols", {**workspace(project), "query": "answer"})
+    assert symbols["workspace"] == {"root": str(project)}  # the host and its Lean live on

@@ -34,6 +34,8 @@ class ManagerConfig(NamedTuple):  # immutable; a frozen dataclass costs 0.8 ms t
     # Passed to every Lean tree as LEAN_BEAM_MEMORY_SCOPE: the memory budget counts the Lean
     # processes of one scope (beam_runtime/lsp/memory.py). None: not passed.
     memory_scope: str | None = None
+    # An address-space limit (bytes) on the Lean server's process tree (--worker-memory-max).
+    worker_memory_max: int | None = None
 
 
 class SessionManager:
@@ -88,6 +90,7 @@ class SessionManager:
         epoch = self.epochs.get(root, 0) + 1
         self.epochs[root] = epoch
         session = LeanSession(root, epoch, launch, self.config.limits, self.versions, self.sources)
+        session.memory_cap = self.config.worker_memory_max
         for observer in self.session_observers:
             observer(session)
         self.ever_started = True
