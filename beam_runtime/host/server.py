@@ -5,8 +5,10 @@ protocol, same runtime id, same workspace) and then runs ``host/call`` requests 
 broker's service table (``beam_runtime/broker/entries.py``), each in its own cancel scope, with
 the call's progress, status and diagnostics sent back as notifications before its answer. A
 connection of role ``agent`` is a lease: its handles and scratch documents are its own and go
-when it closes, and the host exits ``idle_s`` after the last agent left. Documents and scratch
-documents nobody used for ``idle_s`` are closed even while agents stay connected.
+when it closes, and the host exits ``idle_s`` after the last agent left. Documents nobody used
+for ``idle_s`` are closed even while agents stay connected (scratch documents close after their
+own idle time, as in-process). Stopping, the host closes its connections before it stops Lean,
+so the calls in flight end unanswered and their agents see ``backendRestarted``.
 """
 
 from __future__ import annotations
