@@ -562,6 +562,34 @@ def _self_check_timeout(env: Mapping[str, str]) -> float:
     return seconds_from_env(env, SELF_CHECK_TIMEOUT_VAR, SELF_CHECK_TIMEOUT_S)
 
 
+# ---- shared Lean hosts ---------------------------------------------------------------------
+
+
+def check_hosts(report: DoctorReport) -> None:
+    """Lists the live shared Lean hosts and what their Lean processes hold (information)."""
+    from beam_runtime.host.listing import live_hosts, mib
+
+    hosts = live_hosts()
+    if not hosts:
+        report.add("shared Lean hosts", "hosts", INFO, "none running")
+        return
+    total = sum(int(host["pss_bytes"] or 0) for host in hosts)
+    report.add(
+        "shared Lean hosts",
+        "hosts",
+        INFO,
+        f"{len(hosts)} running, their Lean processes hold {mib(total)} (PSS)",
+    )
+    for host in hosts:
+        report.add(
+            "shared Lean hosts",
+            str(host["root"]),
+            INFO,
+            f"pid {host['pid']}, runtime {host['runtime_id']}, {host['connections']} agent(s), "
+            f"{host['lean_processes']} Lean process(es), {mib(host['pss_bytes'])}",
+        )
+
+
 # ---- all together -------------------------------------------------------------------------
 
 
@@ -578,6 +606,7 @@ def run_doctor(
     except BeamError as error:
         report.add("install root", "root", FAIL, error.message, error.fix)
         check_toolchain(report, cwd, env)
+        check_hosts(report)
         return report
     report.install_root = root
     installed = check_install_root(report, root)
@@ -595,4 +624,5 @@ def run_doctor(
         check_round_trips(report, registered, cwd, env)
         if client is not None:
             check_gates(report, client, registered, cwd, env)
+    check_hosts(report)
     return report

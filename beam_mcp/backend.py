@@ -1,11 +1,13 @@
 """The seam between the MCP server and what runs its workspace tools.
 
 The server validates every input, canonicalizes the workspace, accounts statistics and owns
-progress, logs and cancellation; a backend only performs the tool. The backend is the broker
-adapter (`beam_mcp.lean`) unless `--backend`/`LEAN_BEAM_MCP_BACKEND` names another factory (a
-test hook: the tests' fault-injection backend lives in `tests/`). Cancellation is ordinary anyio
-cancellation of the task that awaits `call`: a backend that must tell Lean (`$/cancelRequest`)
-catches `anyio.get_cancelled_exc_class()`, does so in a shielded scope and re-raises.
+progress, logs and cancellation; a backend only performs the tool. The backend is
+`beam_mcp.hosted.SharedBackend` (each workspace on its shared Lean host, or on the in-process
+broker adapter of `beam_mcp.lean`) unless `--backend`/`LEAN_BEAM_MCP_BACKEND` names another
+factory (a test hook: the tests' fault-injection backend lives in `tests/`). Cancellation is
+ordinary anyio cancellation of the task that awaits `call`: a backend that must tell Lean
+(`$/cancelRequest`) catches `anyio.get_cancelled_exc_class()`, does so in a shielded scope and
+re-raises.
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ class ToolContext:
     @property
     def tool(self) -> str:
         return self._reporter.tool
+
+    @property
+    def owner(self) -> str:
+        """Handles and scratch documents of an in-process broker belong to the process."""
+        return ""
+
+    def others(self) -> int:
+        """Other agents using this workspace: none in-process."""
+        return 0
 
     def progress(self, message: str) -> None:
         """A `notifications/progress` update (only sent when the call has a token)."""
@@ -84,9 +95,9 @@ def create_backend(settings: Settings) -> LeanBackend:
     if settings.backend is not None:
         backend: LeanBackend = load_factory(settings.backend)(settings)
         return backend
-    from beam_mcp.lean import BrokerBackend
+    from beam_mcp.hosted import SharedBackend
 
-    return BrokerBackend(settings)
+    return SharedBackend(settings)
 
 
 def load_factory(spec: str) -> Any:

@@ -35,6 +35,7 @@ def broker_config(settings: Settings) -> BrokerConfig:
         idle_timeout_s=settings.idle_timeout_ms / 1000,
         max_workspaces=settings.max_workspaces,
         config_timeout_s=min(120.0, settings.session_start_timeout_ms / 1000),
+        worker_memory_max=settings.worker_memory_max,
     )
     scratch = PoolConfig(
         per_document=settings.scratch_per_document,
@@ -52,8 +53,8 @@ def tool_error(error: BrokerError) -> ToolError:
 class BrokerBackend:
     """The server's backend: each call runs its catalog row's handler on the broker."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.broker = Broker(broker_config(settings))
+    def __init__(self, settings: Settings, config: BrokerConfig | None = None) -> None:
+        self.broker = Broker(config if config is not None else broker_config(settings))
         self.wait_ms = settings.wait_ms
 
     def attach(self, group: TaskGroup) -> None:

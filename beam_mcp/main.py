@@ -13,7 +13,17 @@ import sys
 import time
 from collections.abc import Sequence
 
-from beam_mcp.settings import KNOBS, SELF_CHECK_TIMEOUT_ENV, SettingsError, build_settings
+from beam_mcp.settings import (
+    HOST_ENV,
+    HOST_IDLE_ENV,
+    HOST_MODES,
+    KNOBS,
+    MEMORY_BUDGET_ENV,
+    SELF_CHECK_TIMEOUT_ENV,
+    WORKER_MEMORY_ENV,
+    SettingsError,
+    build_settings,
+)
 
 PROG = "lean-beam-mcp"
 
@@ -40,6 +50,34 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATH.py:FACTORY",
         help="run tools on another backend than the Lean broker (a test hook): "
         "FACTORY(settings) from a Python file or module:factory",
+    )
+    p.add_argument(
+        "--host",
+        choices=HOST_MODES,
+        default=None,
+        help=f"share one Lean host per workspace with other agents: auto (default; in-process "
+        f"when no host can be reached), off, or required ({HOST_ENV})",
+    )
+    p.add_argument(
+        "--host-idle-s",
+        metavar="N",
+        default=None,
+        help=f"a shared host exits N seconds after its last agent left, and closes documents "
+        f"unused that long (default 600; {HOST_IDLE_ENV})",
+    )
+    p.add_argument(
+        "--memory-budget",
+        metavar="SIZE",
+        default=None,
+        help="bytes (or with K, M, G) all Lean processes of this user may use before a new "
+        f"Lean worker is refused (default 60%% of physical memory; {MEMORY_BUDGET_ENV})",
+    )
+    p.add_argument(
+        "--worker-memory-max",
+        metavar="SIZE",
+        default=None,
+        help="address-space limit (bytes, or with K, M, G) of each Lean server process tree; "
+        f"a worker that dies of it answers workerOutOfMemory (default none; {WORKER_MEMORY_ENV})",
     )
     for knob in KNOBS:
         p.add_argument(

@@ -18,6 +18,14 @@ ENV_PREFIX = "LEAN_BEAM_MCP_"
 # injection; read only when set, so it costs nothing otherwise.
 BACKEND_ENV = "LEAN_BEAM_MCP_BACKEND"
 SELF_CHECK_TIMEOUT_ENV = "LEAN_BEAM_MCP_SELF_CHECK_TIMEOUT_MS"
+# The shared Lean host (docs/HOST.md): these variables are read by the host's commands too,
+# hence no LEAN_BEAM_MCP_ prefix.
+HOST_ENV = "LEAN_BEAM_HOST"
+HOST_IDLE_ENV = "LEAN_BEAM_HOST_IDLE_S"
+MEMORY_BUDGET_ENV = "LEAN_BEAM_MEMORY_BUDGET"
+WORKER_MEMORY_ENV = "LEAN_BEAM_WORKER_MEMORY_MAX"
+HOST_MODES = ("auto", "off", "required")
+DEFAULT_HOST_IDLE_S = 600
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,10 @@ class Settings:
     max_calls_in_flight: int = 64
     input_in_flight_kb: int = 65536
     output_buffer_kb: int = 4096
+    host: str = "auto"  # auto | off | required
+    host_idle_s: int = DEFAULT_HOST_IDLE_S
+    memory_budget: int | None = None  # bytes; None: 60 % of physical memory
+    worker_memory_max: int | None = None  # bytes of address space for Lean's tree; None: no cap
     backend: str | None = field(default=None, repr=False)
 
     def child_args(self) -> list[str]:
@@ -143,6 +155,14 @@ class Settings:
             args += ["--log-file", self.log_file]
         if self.backend is not None:
             args += ["--backend", self.backend]
+        if self.host != "auto":
+            args += ["--host", self.host]
+        if self.host_idle_s != DEFAULT_HOST_IDLE_S:
+            args += ["--host-idle-s", str(self.host_idle_s)]
+        if self.memory_budget is not None:
+            args += ["--memory-budget", str(self.memory_budget)]
+        if self.worker_memory_max is not None:
+            args += ["--worker-memory-max", str(self.worker_memory_max)]
         defaults = Settings()
         for knob in KNOBS:
             value = getattr(self, knob.name)
@@ -188,4 +208,35 @@ def build_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings
         elif env.get(knob.env):
             values[knob.name] = parse_int(env[knob.env], knob.env, knob.minimum)
     values["backend"] = flags.get("backend") or env.get(BACKEND_ENV) or None
+    values.update(_host_settings(flags, env))
     return Settings(**values)
+
+
+def _host_settings(flags: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    mode = flags.get("host") or env.get(HOST_ENV) or None
+    if mode is not None:
+        if mode not in HOST_MODES:
+            source = "--host" if flags.get("host") else HOST_ENV
+            raise SettingsError(f"{source}: expected auto, off or required, got {mode!r}")
+        values["host"] = mode
+    idle = flags.get("host_idle_s")
+    if idle is not None:
+        values["host_idle_s"] = parse_int(str(idle), "--host-idle-s", 1)
+    elif env.get(HOST_IDLE_ENV):
+        values["host_idle_s"] = parse_int(env[HOST_IDLE_ENV], HOST_IDLE_ENV, 1)
+    for name, flag, variable in (
+        ("memory_budget", "--memory-budget", MEMORY_BUDGET_ENV),
+        ("worker_memory_max", "--worker-memory-max", WORKER_MEMORY_ENV),
+    ):
+        size, source = flags.get(name), flag
+        if size is None:
+            size, source = env.get(variable) or None, variable
+        if size is not None:
+            from beam_runtime.lsp.memory import parse_size
+
+            try:
+                values[name] = parse_size(str(size))
+            except ValueError as error:
+                raise SettingsError(f"{source}: {error}") from None
+    return values

@@ -59,17 +59,24 @@ class Stats:
     def forget(self, root: str) -> None:
         self.by_root.pop(root, None)
 
+    def _workspace(self, root: str, described: dict[str, Any]) -> dict[str, Any]:
+        """One workspace of ``beam_stats``; ``host`` (shared or in-process) comes with the
+        backend's session object and is lifted out of it."""
+        session = dict(described)
+        host = session.pop("host", None)
+        workspace = {
+            "root": root,
+            "session": session,
+            "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
+            "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0}),
+            "lean": session.get("lean", {}),
+        }
+        if host is not None:
+            workspace["host"] = host
+        return workspace
+
     def to_json(self, sessions: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        workspaces = [
-            {
-                "root": root,
-                "session": session,
-                "tools": {n: s.to_json() for n, s in self.by_root.get(root, {}).items()},
-                "lean_workers": session.get("lean_workers", {"count": 0, "rss_bytes": 0}),
-                "lean": session.get("lean", {}),
-            }
-            for root, session in sorted(sessions.items())
-        ]
+        workspaces = [self._workspace(root, session) for root, session in sorted(sessions.items())]
         return {
             "uptime_ms": int((time.monotonic() - self.started) * 1000),
             "tools": {name: s.to_json() for name, s in self.tools.items()},

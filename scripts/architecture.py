@@ -33,11 +33,12 @@ the walk of one tool call through it; the module tables follow.
         +------------------+-------------------+    neither imports the other
                            v
                       beam_runtime
- (reads the install root; identity, toolchain, `search/`, the LSP client `lsp/`, `broker/`)
+ (reads the install root; identity, toolchain, `search/`, the LSP client `lsp/`, `broker/`,
+  and `host/`, the shared Lean host that serves one broker to many agents)
 
  beam_runtime/broker, top to bottom: a layer imports only the layers below it, and the
  modules one `|` separates never import each other
-   standalone                              one operation without MCP (`lean-beam lean ...`)
+   standalone | entries                    one operation without MCP | the service table
    service                                 the `Broker` facade that beam_mcp calls
    operations | feedback                   the document tools | `beam_feedback_report`
    speculation | verify                    scratch probes, handles, `lean_try` | `lean_verify`
@@ -83,9 +84,15 @@ call, so no Lean is running yet. In order, through these modules:
    (`workspace.canonical_root_async` through `beam_runtime/safe_read.py`), a `backend.ToolContext`
    wraps the call's `progress.Reporter`, and the backend is made on first use
    (`backend.create_backend`).
-5. `beam_mcp/lean.py`: `BrokerBackend` builds the `Broker` from the settings and hands it the
-   server's task group; its `call` fills the default `wait_ms` and runs the row's handler.
-6. `beam_mcp/tools/handlers.py`: `lean_goals` imports `queries.queries.goals` and calls
+5. `beam_mcp/hosted.py`: `SharedBackend` fills the default `wait_ms` and, by default, sends the
+   call to the workspace's shared Lean host (docs/HOST.md): `beam_runtime/host/client.py`
+   `HostLink` connects, starting the host first under its lock (`host/start.py`), and sends
+   `host/call`; in the host, `host/server.py` rebuilds the arguments (`broker/entries.py`
+   `Fields`) and runs steps 6 to 12 there, relaying progress back as notifications. With
+   `--host off`, or when no host can be reached, `beam_mcp/lean.py` `BrokerBackend` runs them in
+   this process: it builds the `Broker` from the settings, hands it the server's task group and
+   runs the row's handler (`beam_mcp/tools/handlers.py`), which calls the same entry.
+6. `beam_runtime/broker/entries.py`: `lean_goals` imports `queries.queries.goals` and calls
    `Broker.run(root, path, goals, args, ctx, rereads=True)`.
 7. `beam_runtime/broker/service.py`: with no live session, `Broker.run` resolves and reads the file
    first (`session/paths.py`: `resolve_source_async`, `read_snapshot` into the

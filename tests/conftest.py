@@ -8,6 +8,11 @@
   nothing installed. `.run(argv)` runs a command with only HOME, PATH=/usr/bin:/bin, USER,
   SHELL, TERM and LOGNAME (keyword arguments add variables); `.install(*args)` runs
   `lean-beam install` through the venv's console script.
+- `host_sandbox` (autouse): a short socket directory of the test's own for shared Lean hosts
+  (`XDG_RUNTIME_DIR`), a memory scope of its own (`LEAN_BEAM_MEMORY_SCOPE`: the budget counts
+  only this test's Lean processes) and a 60 s host idle time; afterwards every host the test
+  started is killed (`tests/support/hosts.py`). `LEAN_BEAM_HOST` is left as the run sets it, so
+  `LEAN_BEAM_HOST=off pytest ...` runs the same tests on the in-process broker.
 - `installed_root` (function): a `tests.support.installed.Installed`: like `fresh_home`, after a
   real `lean-beam install` into the default root `~/.local/share/beam`. Exposes `root`,
   `runtime_id`, `runtime_dir`, `wrapper(cmd)` (`<root>/bin/cmd`), `launcher(cmd)`
@@ -16,13 +21,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from filelock import FileLock
 
+from tests.support.hosts import stop_hosts
 from tests.support.installed import BeamHome, Installed, install_fresh
 from tests.support.installed import fresh_home as make_home
 from tests.support.venv import wheel_venv
@@ -53,3 +62,28 @@ def fresh_home(tmp_path: Path, beam_venv: Path) -> BeamHome:
 @pytest.fixture
 def installed_root(tmp_path: Path, beam_venv: Path) -> Installed:
     return install_fresh(tmp_path, beam_venv)
+
+
+@pytest.fixture(autouse=True)
+def host_sandbox(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
+    started = time.time()
+    short = "/tmp" if os.path.isdir("/tmp") else None  # socket paths must stay short
+    directory = tempfile.mkdtemp(prefix="lb", dir=short)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", directory)
+    monkeypatch.setenv("LEAN_BEAM_MEMORY_SCOPE", directory)  # the budget counts this test's Lean
+    monkeypatch.setenv("LEAN_BEAM_HOST_IDLE_S", "60")
+    yield Path(directory)
+    stop_hosts([directory, str(tmp_path_factory.getbasetemp())], started)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that start `lean-beam-mcp` on the fake Lean (the `servers` fixture) are marked
+    `lean_server`: `scripts/test` runs them once more with `LEAN_BEAM_HOST=off`, so the shared
+    host and the in-process broker must give the same answers. The shared-host tests themselves
+    (`tests/host`) choose their mode per agent."""
+    for item in items:
+        if "servers" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.lean_server)

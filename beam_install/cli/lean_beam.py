@@ -1,4 +1,5 @@
-"""`lean-beam`: install, setup, remove, uninstall, version, runtime list/prune, doctor, lean."""
+"""`lean-beam`: install, setup, remove, uninstall, version, runtime list/prune, doctor, lean,
+host list/stop."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ def _lean() -> click.Command:
     return lean
 
 
+def _host() -> click.Command:
+    from beam_install.cli.cmd_host import host
+
+    return host
+
+
 def _setup() -> click.Command:
     from beam_install.cli.cmd_setup import setup
 
@@ -66,6 +73,7 @@ def _uninstall() -> click.Command:
         "runtime": _runtime,
         "doctor": _doctor,
         "lean": _lean,
+        "host": _host,
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -1,10 +1,12 @@
 """What each tool does once its input is valid: one handler per catalog row.
 
-A process handler answers from the router (`beam_version`, `beam_stats`); a workspace handler
-runs one broker operation and returns its result, whose declared type (a TypedDict of
-`beam_runtime.broker.results`) is the tool's result shape of record; the shape tests check real
-answers against it. Broker modules are imported inside the handlers, so the catalog that names
-them stays cheap to import (`tools/list` at start-up).
+A process handler answers from the router (`beam_version`, `beam_stats`). A workspace handler
+hands its input model to the tool's entry point in `beam_runtime.broker.entries`, the service
+table that a shared Lean host runs too; its declared types are the check that the model
+satisfies the broker's argument protocols and that its result shape (a TypedDict of
+`beam_runtime.broker.results`) is the tool's shape of record. The entries import the broker
+lazily and each handler imports them when it first runs, so the catalog that names these
+handlers stays cheap to import (`tools/list` at start-up).
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ if TYPE_CHECKING:
     from beam_mcp.tools import models as m
     from beam_runtime.broker import results as r
     from beam_runtime.broker.service import Broker
-    from beam_runtime.broker.session.reporting import Context
-    from beam_runtime.broker.session.session import LeanSession
 
     class ProcessHost:  # what process handlers read: the router
         def identity(self) -> dict[str, Any]: ...
@@ -44,221 +44,164 @@ def beam_stats(host: ProcessHost) -> Result:
 async def beam_feedback_report(
     broker: Broker, args: m.FeedbackInput, ctx: ToolContext
 ) -> r.FeedbackResult:
-    return await broker.feedback(args, ctx.root, ctx)
+    from beam_runtime.broker import entries as e
+
+    return await e.beam_feedback_report(broker, args, ctx)
 
 
 async def lean_drop_workspace(
     broker: Broker, args: m.WorkspaceOnly, ctx: ToolContext
 ) -> r.DropResult:
-    return await broker.drop(ctx.root)
+    from beam_runtime.broker import entries as e
 
-
-# ---------------------------------------------------------------------- documents
+    return await e.lean_drop_workspace(broker, args, ctx)
 
 
 async def lean_update(broker: Broker, args: m.PathInput, ctx: ToolContext) -> r.UpdateResult:
-    from beam_runtime.broker import operations
+    from beam_runtime.broker import entries as e
 
-    async def update(session: LeanSession, a: m.PathInput, c: Context) -> Result:
-        return await operations.update(session, a.path, c)
-
-    return await broker.run(ctx.root, args.path, update, args, ctx, rereads=True)
+    return await e.lean_update(broker, args, ctx)
 
 
 async def lean_sync(broker: Broker, args: m.SyncInput, ctx: ToolContext) -> r.SyncResult:
-    return await _sync(broker, args, ctx, refresh=False, rereads=True)
+    from beam_runtime.broker import entries as e
+
+    return await e.lean_sync(broker, args, ctx)
 
 
 async def lean_refresh(broker: Broker, args: m.SyncInput, ctx: ToolContext) -> r.SyncResult:
-    return await _sync(broker, args, ctx, refresh=True, rereads=False)
+    from beam_runtime.broker import entries as e
 
-
-async def _sync(
-    broker: Broker, args: m.SyncInput, ctx: ToolContext, *, refresh: bool, rereads: bool
-) -> Any:
-    from beam_runtime.broker import operations
-
-    async def sync(session: LeanSession, a: m.SyncInput, c: Context) -> Result:
-        return await operations.sync(
-            session,
-            a.path,
-            c,
-            scope=a.diagnostic_scope,
-            items=a.diagnostics_in_result,
-            refresh=refresh,
-            wait_ms=a.wait_ms,
-        )
-
-    return await broker.run(ctx.root, args.path, sync, args, ctx, rereads=rereads)
+    return await e.lean_refresh(broker, args, ctx)
 
 
 async def lean_save(broker: Broker, args: m.SaveInput, ctx: ToolContext) -> r.SaveResult:
-    return await _save(broker, args, ctx, close_after=False)
+    from beam_runtime.broker import entries as e
+
+    return await e.lean_save(broker, args, ctx)
 
 
 async def lean_close_save(broker: Broker, args: m.SaveInput, ctx: ToolContext) -> r.CloseSaveResult:
-    return await _save(broker, args, ctx, close_after=True)
+    from beam_runtime.broker import entries as e
 
-
-async def _save(broker: Broker, args: m.SaveInput, ctx: ToolContext, *, close_after: bool) -> Any:
-    from beam_runtime.broker import operations
-
-    async def save(session: LeanSession, a: m.SaveInput, c: Context) -> Result:
-        return await operations.save(
-            session,
-            a.path,
-            c,
-            scope=a.diagnostic_scope,
-            close_after=close_after,
-            wait_ms=a.wait_ms,
-        )
-
-    return await broker.run(ctx.root, args.path, save, args, ctx)
+    return await e.lean_close_save(broker, args, ctx)
 
 
 async def lean_close(broker: Broker, args: m.PathInput, ctx: ToolContext) -> r.CloseResult:
-    from beam_runtime.broker import operations
+    from beam_runtime.broker import entries as e
 
-    async def close(session: LeanSession, a: m.PathInput, c: Context) -> Result:
-        return await operations.close(session, a.path)
-
-    return await broker.run(ctx.root, args.path, close, args, ctx)
-
-
-# ---------------------------------------------------------------------- queries
+    return await e.lean_close(broker, args, ctx)
 
 
 async def lean_hover(broker: Broker, args: m.PositionInput, ctx: ToolContext) -> r.LeanAnswer:
-    from beam_runtime.broker.queries.queries import hover
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, hover, args, ctx, rereads=True)
+    return await e.lean_hover(broker, args, ctx)
 
 
 async def lean_signature_help(
     broker: Broker, args: m.PositionInput, ctx: ToolContext
 ) -> r.LeanAnswer:
-    from beam_runtime.broker.queries.queries import signature_help
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, signature_help, args, ctx, rereads=True)
+    return await e.lean_signature_help(broker, args, ctx)
 
 
 async def lean_definition(broker: Broker, args: m.PositionInput, ctx: ToolContext) -> r.ListResult:
-    from beam_runtime.broker.queries.queries import definition
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, definition, args, ctx, rereads=True)
+    return await e.lean_definition(broker, args, ctx)
 
 
 async def lean_references(
     broker: Broker, args: m.ReferencesInput, ctx: ToolContext
 ) -> r.ListResult:
-    from beam_runtime.broker.queries.queries import references
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, references, args, ctx, rereads=True)
+    return await e.lean_references(broker, args, ctx)
 
 
 async def lean_document_symbols(
     broker: Broker, args: m.DocumentInput, ctx: ToolContext
 ) -> r.ListResult:
-    from beam_runtime.broker.queries.queries import document_symbols
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, document_symbols, args, ctx, rereads=True)
+    return await e.lean_document_symbols(broker, args, ctx)
 
 
 async def lean_workspace_symbols(
     broker: Broker, args: m.WorkspaceSymbolsInput, ctx: ToolContext
 ) -> r.ListResult:
-    from beam_runtime.broker.queries.queries import workspace_symbols
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, None, workspace_symbols, args, ctx)
+    return await e.lean_workspace_symbols(broker, args, ctx)
 
 
 async def lean_goals(broker: Broker, args: m.GoalsInput, ctx: ToolContext) -> r.GoalsResult:
-    from beam_runtime.broker.queries.queries import goals
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, goals, args, ctx, rereads=True)
+    return await e.lean_goals(broker, args, ctx)
 
 
 async def lean_todo(broker: Broker, args: m.TodoInput, ctx: ToolContext) -> r.TodoResult:
-    from beam_runtime.broker.queries.queries import todo
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, todo, args, ctx, rereads=True)
+    return await e.lean_todo(broker, args, ctx)
 
 
 async def lean_code_action_resolve(
     broker: Broker, args: m.CodeActionResolveInput, ctx: ToolContext
 ) -> r.CodeActionResult:
-    from beam_runtime.broker.queries.queries import resolve_code_action
+    from beam_runtime.broker import entries as e
 
-    return await broker.run(ctx.root, args.path, resolve_code_action, args, ctx, rereads=True)
-
-
-# ---------------------------------------------------------------------- speculation
+    return await e.lean_code_action_resolve(broker, args, ctx)
 
 
 async def lean_run_at(broker: Broker, args: m.RunAtInput, ctx: ToolContext) -> r.RunResult:
-    return await _run_at(broker, args, ctx, keep=False)
+    from beam_runtime.broker import entries as e
+
+    return await e.lean_run_at(broker, args, ctx)
 
 
 async def lean_run_at_handle(broker: Broker, args: m.RunAtInput, ctx: ToolContext) -> r.RunResult:
-    return await _run_at(broker, args, ctx, keep=True)
+    from beam_runtime.broker import entries as e
 
-
-async def _run_at(broker: Broker, args: m.RunAtInput, ctx: ToolContext, *, keep: bool) -> Any:
-    async def run_at(session: LeanSession, a: m.RunAtInput, c: Context) -> Result:
-        return await broker.speculation.run_at(session, a, c, keep=keep)
-
-    return await broker.run(ctx.root, args.path, run_at, args, ctx)
+    return await e.lean_run_at_handle(broker, args, ctx)
 
 
 async def lean_run_with(broker: Broker, args: m.RunWithInput, ctx: ToolContext) -> r.RunResult:
-    return await _run_with(broker, args, ctx, linear=False)
+    from beam_runtime.broker import entries as e
+
+    return await e.lean_run_with(broker, args, ctx)
 
 
 async def lean_run_with_linear(
     broker: Broker, args: m.RunWithInput, ctx: ToolContext
 ) -> r.RunResult:
-    return await _run_with(broker, args, ctx, linear=True)
+    from beam_runtime.broker import entries as e
 
-
-async def _run_with(broker: Broker, args: m.RunWithInput, ctx: ToolContext, *, linear: bool) -> Any:
-    async def run_with(session: LeanSession, a: m.RunWithInput, c: Context) -> Result:
-        return await broker.speculation.run_with(session, a, c, linear=linear)
-
-    return await broker.run(ctx.root, args.path, run_with, args, ctx)
+    return await e.lean_run_with_linear(broker, args, ctx)
 
 
 async def lean_release(broker: Broker, args: m.HandleInput, ctx: ToolContext) -> r.ReleaseResult:
-    return await broker.run(ctx.root, args.path, broker.speculation.release, args, ctx)
+    from beam_runtime.broker import entries as e
 
-
-# ------------------------------------------------------------ verification, search, trying
+    return await e.lean_release(broker, args, ctx)
 
 
 async def lean_verify(broker: Broker, args: m.VerifyInput, ctx: ToolContext) -> r.VerifyResult:
-    from beam_runtime.broker.results import VerifyResult, shaped
-    from beam_runtime.broker.verify import verify
+    from beam_runtime.broker import entries as e
 
-    plan = await verify.prepare(ctx.root, args)
-    if plan.check is not None and plan.check.valid:  # nothing changed: no session, no build
-        return shaped(VerifyResult, verify.from_receipt(plan))
-
-    async def run(session: LeanSession, a: m.VerifyInput, c: Context) -> Result:
-        return await verify.verify(session, broker.speculation.scratch, plan, c)
-
-    return await broker.run(ctx.root, plan.files[0].display, run, args, ctx)
+    return await e.lean_verify(broker, args, ctx)
 
 
 async def lean_search(broker: Broker, args: m.SearchInput, ctx: ToolContext) -> r.SearchResult:
-    from beam_runtime.broker.results import SearchResult, shaped
+    from beam_runtime.broker import entries as e
 
-    found = await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
-    return shaped(SearchResult, found)
+    return await e.lean_search(broker, args, ctx)
 
 
 async def lean_try(broker: Broker, args: m.TryInput, ctx: ToolContext) -> r.TryResult:
-    from beam_runtime.broker.speculation.trying import run_try
+    from beam_runtime.broker import entries as e
 
-    async def run(session: LeanSession, a: m.TryInput, c: Context) -> Result:
-        return await run_try(broker.speculation, session, a, c)
-
-    return await broker.run(ctx.root, args.path, run, args, ctx)
+    return await e.lean_try(broker, args, ctx)

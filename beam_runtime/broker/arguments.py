@@ -25,6 +25,33 @@ class PathArgs(LeanArgs, Protocol):
     def path(self) -> str: ...
 
 
+class SyncArgs(PathArgs, Protocol):
+    """``lean_sync`` and ``lean_refresh``."""
+
+    @property
+    def diagnostic_scope(self) -> str: ...
+    @property
+    def diagnostics_in_result(self) -> bool: ...
+
+
+class SaveArgs(PathArgs, Protocol):
+    """``lean_save`` and ``lean_close_save``."""
+
+    @property
+    def diagnostic_scope(self) -> str: ...
+
+
+class SearchArgs(Protocol):
+    """``lean_search``."""
+
+    @property
+    def query(self) -> str: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def limit(self) -> int: ...
+
+
 class DocumentArgs(PathArgs, Protocol):
     """A document tool: the file and the version the caller last saw (None: any)."""
 

@@ -36,6 +36,9 @@ FIX_BY_REASON: dict[str, str] = {
     "sourceChanged": _NEW_HANDLE,
     "sessionRestarted": _NEW_HANDLE,
     "workspaceDropped": _NEW_HANDLE,
+    "connectionClosed": _NEW_HANDLE,
+    "otherAgent": "use handles your own calls returned; get one with lean_run_at_handle",
+    "hostRestarted": _NEW_HANDLE,
     "sourceChangedDuringSave": "call lean_save again once the file stops changing",
     "lean": "call the tool again; Lean answered for an older text",
     "sourceMoving": "call again once the symlink or directory on the path stops changing",
@@ -61,6 +64,13 @@ FIX_BY_CODE: dict[str, str] = {
     "internalError": _RETRY,
     "systemError": "fix what data.path and data.errno name (permissions, free space, open-file "
     "limit), then call again",
+    "handleNotFound": _NEW_HANDLE,
+    "backendRestarted": "call again after retry_after_ms: the next call starts a new Lean host "
+    "for the workspace",
+    "memoryBudget": "close documents you no longer need (lean_close) and call again after "
+    "retry_after_ms; if the machine has memory to spare, raise LEAN_BEAM_MEMORY_BUDGET",
+    "workerOutOfMemory": "split the file or simplify the declaration that needs the memory, or "
+    "raise --worker-memory-max",
 }
 
 

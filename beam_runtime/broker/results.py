@@ -216,7 +216,8 @@ class DropResult(TypedDict):
     workspace: Workspace
     dropped: bool
     invalidated_handles: int
-    reason: NotRequired[Literal["notFound"]]
+    reason: NotRequired[Literal["notFound", "inUseByOtherAgents"]]
+    other_agents: NotRequired[int]  # shared host: agents still using the workspace
 
 
 class FeedbackResult(TypedDict):

@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from beam_runtime.broker.errors import BrokerError
+from beam_runtime.broker.session.budget import Idle, MemoryBudget
 from beam_runtime.broker.session.manager import ManagerConfig, SessionManager
 from beam_runtime.broker.session.paths import read_snapshot, resolve_source_async
 from beam_runtime.broker.session.reporting import Context
@@ -41,6 +42,9 @@ class BrokerConfig(NamedTuple):
     manager: ManagerConfig
     scratch: PoolConfig
     result_bytes: int = 20_000  # the MCP result budget; lean_try shapes its answer to fit it
+    # Bytes the Lean processes of the memory scope may use before a new worker is refused
+    # (session/budget.py); None: no budget.
+    budget_bytes: int | None = None
 
 
 class Broker:
@@ -51,6 +55,11 @@ class Broker:
         self._unadopted: weakref.WeakSet[LeanSession] = weakref.WeakSet()
         self._group: TaskGroup | None = None
         self._search: SearchService | None = None
+        self.lean_users: set[str] = set()  # owners whose calls ran on a Lean session
+        self.budget: MemoryBudget | None = None
+        scope = config.manager.memory_scope
+        if config.budget_bytes is not None and scope is not None:
+            self.budget = MemoryBudget(config.budget_bytes, scope)
 
     def attach(self, group: TaskGroup) -> None:
         """The server's long-lived task group: session readers and the idle reaper run there."""
@@ -66,6 +75,8 @@ class Broker:
         self.manager.spawn = group.start_soon  # session starts outlive the calls that gave up
 
         self.manager.session_observers.append(host_barriers)
+        if self.budget is not None:
+            self.manager.session_observers.append(self._budget_gate)
         group.start_soon(self.manager.reap_idle)
 
     @property
@@ -86,6 +97,26 @@ class Broker:
                 self._group.start_soon(made.scratch.reap_idle)
             self._speculation = made
         return self._speculation
+
+    def _budget_gate(self, session: LeanSession) -> None:
+        budget = self.budget
+        if budget is not None:
+            session.admit_worker = partial(budget.admit, self.idle_workers)
+
+    def idle_workers(self) -> list[Idle]:
+        """Every open document and free scratch document, closable while nothing uses it."""
+        found: list[Idle] = []
+        for session in self.manager.sessions.values() if self.manager is not None else ():
+            for doc in list(session.documents.values()):
+                found.append(Idle(doc.last_used, partial(session.close_if_idle, doc.source)))
+        if self._speculation is not None:
+            registry = self._speculation.scratch
+            for scratch in registry.open:
+                if not scratch.busy:
+                    found.append(
+                        Idle(scratch.last_used, partial(registry.discard_if_idle, scratch))
+                    )
+        return found
 
     def _adopt(self, session: LeanSession) -> None:
         if self._speculation is None:
@@ -120,9 +151,21 @@ class Broker:
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
         async with manager.use(root, budget.left_s()) as session:
+            self.lean_users.add(ctx.owner)
             return await operation(session, budget.spent_from(args), ctx)
 
-    async def drop(self, root: str) -> DropResult:
+    async def drop(self, root: str, *, owner: str = "", others: int = 0) -> DropResult:
+        """Stops the workspace's session; while ``others`` other agents share it (a shared
+        host), only the caller's handles and scratch documents go, and the answer says so."""
+        if others > 0:
+            handles = await self.release_owner(owner, "workspaceDropped")
+            return {
+                "workspace": {"root": root},
+                "dropped": False,
+                "invalidated_handles": handles,
+                "reason": "inUseByOtherAgents",
+                "other_agents": others,
+            }
         dropped, handles = await self._manager().drop(root)
         result: DropResult = {
             "workspace": {"root": root},
@@ -132,6 +175,12 @@ class Broker:
         if not dropped:
             result["reason"] = "notFound"
         return result
+
+    async def release_owner(self, owner: str, reason: str) -> int:
+        """Retires ``owner``'s handles and closes its scratch documents; how many handles."""
+        if self._speculation is None:
+            return 0
+        return await self._speculation.release_owner(owner, reason)
 
     async def feedback(self, args: FeedbackArgs, root: str, ctx: Context) -> FeedbackResult:
         from beam_runtime.broker.feedback.feedback import feedback_report

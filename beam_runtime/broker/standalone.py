@@ -110,6 +110,10 @@ class QuietContext:
     def tool(self) -> str:
         return self._tool
 
+    @property
+    def owner(self) -> str:
+        return ""
+
     def progress(self, message: str) -> None:
         pass
 

@@ -276,6 +276,11 @@ class LspClient:
         return self._proc.pid
 
     @property
+    def marker(self) -> str:
+        """The session marker every process of the server's tree carries (``reaper``)."""
+        return self._proc.marker
+
+    @property
     def descendants(self) -> frozenset[int]:
         """Pids the shared scan (`scanner`) has seen below the server and not seen end."""
         return frozenset(known.pid for known in self._proc.known)

@@ -45,6 +45,9 @@ class _Open:
     index: Index
     deps_checked: float = float("-inf")
     files: int = 0
+    # One refresh and query at a time: calls share the index's SQLite connection (two agents
+    # on one shared host search the same index at once).
+    busy: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 @dataclass
@@ -63,9 +66,10 @@ class SearchService:
             )
         sources = sources_of(root, dict(os.environ))
         entry = await self._entry(sources)
-        await self._refresh(entry, sources, ctx)
         kinds = KINDS.get(kind, (kind,)) if kind else ()
-        hits = await anyio.to_thread.run_sync(entry.index.query, query, kinds, limit)
+        async with entry.busy:
+            await self._refresh(entry, sources, ctx)
+            hits = await anyio.to_thread.run_sync(entry.index.query, query, kinds, limit)
         return {
             "workspace": {"root": root},
             "hits": [_hit_json(root, hit) for hit in hits],

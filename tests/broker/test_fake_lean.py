@@ -145,7 +145,9 @@ def test_never_answering_is_bounded(servers: list[Server], project: Path, tmp_pa
 
 @pytest.mark.parametrize("how", ["eof", "sigterm", "drop", "idle"])
 def test_no_lean_process_outlives(servers: list[Server], project: Path, how: str) -> None:
-    server = fake_server(servers, "--idle-timeout-ms", "300" if how == "idle" else "0")
+    # A shared host outlives its last client by its idle time: one second here.
+    idle = "300" if how == "idle" else "0"
+    server = fake_server(servers, "--idle-timeout-ms", idle, LEAN_BEAM_HOST_IDLE_S="1")
     ws = workspace(project)
     ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
     assert fake_processes(project)

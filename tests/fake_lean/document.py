@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from tests.fake_lean.watchdog import Server
 
 WORKER_SCRIPT = Path(__file__).resolve().parent / "worker.py"
+BALLAST = ("FAKE_LEAN_WORKER_PRIVATE_MB", "FAKE_LEAN_WORKER_SHARED_MB")
 
 
 @dataclass
@@ -171,14 +172,37 @@ class Document:
         if not self.server.settings.spawn_workers:
             return
         try:
+            ballast = any(os.environ.get(name) for name in BALLAST)
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(WORKER_SCRIPT), "--worker", self.uri],
                 stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if ballast else subprocess.DEVNULL,
                 start_new_session=True,
             )
         except OSError as error:
             sys.stderr.write(f"[{self.uri}] could not start fake worker: {error}\n")
+            return
+        watch = threading.Thread(target=self._watch_worker, args=(self.proc,), daemon=True)
+        watch.start()
+
+    def _worker_ready(self, snap: Snapshot) -> bool:
+        """With a ballast, elaboration waits until the worker holds it, as Lean's worker loads
+        its imports before it elaborates; a worker that died on the way is a crash."""
+        proc = self.proc
+        if proc is None or proc.stdout is None or getattr(proc, "ready", False):
+            return True
+        if proc.stdout.readline():
+            proc.ready = True  # type: ignore[attr-defined]
+            return True
+        self.server.worker_crashed(self, snap, proc.wait() or 1)
+        return False
+
+    def _watch_worker(self, proc: subprocess.Popen[bytes]) -> None:
+        """A worker process that fails on its own (it ran out of memory under an address-space
+        limit) is a crashed worker, as when Lean's worker dies: the file's requests fail."""
+        code = proc.wait()
+        if code > 0 and self.proc is proc and not self.closed:
+            self.server.worker_crashed(self, self.snap, code)
 
     def _kill_worker(self) -> None:
         proc, self.proc = self.proc, None
@@ -201,6 +225,8 @@ class Document:
         return self.closed or self.gen != snap.gen or self.crashed is not None
 
     def _elaborate(self, snap: Snapshot) -> None:
+        if not self._worker_ready(snap):
+            return
         server = self.server
         started = time.monotonic()
         clock = _Clock(started)

@@ -2,6 +2,8 @@
 
 Lean's file workers run in sessions of their own and, here, ignore EOF and SIGTERM
 (`FAKE_LEAN_STUBBORN_WORKERS`): once the MCP server is SIGKILLed only its watchdog can end them.
+These are the in-process broker's trees (`LEAN_BEAM_HOST=off`): a shared host outlives its
+clients by design, and `tests/host/test_lifecycle.py` kills hosts the same way.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ def _tree(pid: int) -> list[psutil.Process]:
 
 
 def test_stubborn_workers_die_with_a_sigkilled_server(servers: list[Server], project: Path) -> None:
-    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1")
+    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1", LEAN_BEAM_HOST="off")
     ws = workspace(project)
     (project / "B.lean").write_text("def b : Nat := 2\n")
     ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})
@@ -38,7 +40,7 @@ def test_stubborn_workers_die_with_a_sigkilled_server(servers: list[Server], pro
 def test_stubborn_workers_die_when_the_server_exits_on_a_signal(
     servers: list[Server], project: Path
 ) -> None:
-    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1")
+    server = fake_server(servers, FAKE_LEAN_STUBBORN_WORKERS="1", LEAN_BEAM_HOST="off")
     ok(server, 1, "lean_sync", {**workspace(project), "path": "Main.lean"})
     tree = _tree(server.proc.pid)
     server.proc.send_signal(signal.SIGTERM)

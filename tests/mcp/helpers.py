@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tests.support.hosts import passed_on
+
 REPO = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -77,6 +79,7 @@ def minimal_env(**extra: str) -> dict[str, str]:
         if k in os.environ
     }
     env["PYTHONPATH"] = str(REPO)
+    env.update(passed_on())  # the test's own socket directory for shared Lean hosts
     env.update(extra)
     return env
 

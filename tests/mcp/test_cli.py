@@ -41,6 +41,40 @@ def test_help_and_usage_errors() -> None:
     assert bad_env.returncode == 2 and "LEAN_BEAM_MCP_STATUS_DELAY_MS" in bad_env.stderr
 
 
+def test_host_settings_flags_variables_and_usage_errors() -> None:
+    env = {
+        "LEAN_BEAM_HOST": "required",
+        "LEAN_BEAM_HOST_IDLE_S": "30",
+        "LEAN_BEAM_MEMORY_BUDGET": "2G",
+        "LEAN_BEAM_WORKER_MEMORY_MAX": "512M",
+    }
+    got = build_settings({"host": "off", "memory_budget": "1536K"}, env)
+    assert (got.host, got.host_idle_s) == ("off", 30)
+    assert got.memory_budget == 1536 * 1024 and got.worker_memory_max == 512 << 20
+    defaults = build_settings({}, {})
+    assert (defaults.host, defaults.host_idle_s, defaults.memory_budget) == ("auto", 600, None)
+    args = build_settings({}, env).child_args()
+    assert args == [
+        "--host",
+        "required",
+        "--host-idle-s",
+        "30",
+        "--memory-budget",
+        str(2 << 30),
+        "--worker-memory-max",
+        str(512 << 20),
+    ]
+    assert run("--host", "sometimes").returncode == 2
+    for name, value in (
+        ("LEAN_BEAM_HOST", "maybe"),
+        ("LEAN_BEAM_HOST_IDLE_S", "0"),
+        ("LEAN_BEAM_MEMORY_BUDGET", "12T"),
+        ("LEAN_BEAM_WORKER_MEMORY_MAX", "0"),
+    ):
+        bad = run(**{name: value})
+        assert bad.returncode == 2 and name in bad.stderr, (name, bad.stderr)
+
+
 def test_missing_plugin_is_a_clear_error(tmp_path: Path) -> None:
     done = run("--lean-plugin", str(tmp_path / "nope.so"))
     assert done.returncode == 1 and done.stdout == ""

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.hosts import passed_on
+
 SHORT_PATH = "/usr/bin:/bin"
 # The client CLIs `lean-beam setup` looks for on PATH; CI installs some of them into /usr/bin.
 CLIENT_CLIS = ("claude", "codex", "cursor", "opencode", "gemini", "code", "vibe")
@@ -41,6 +43,7 @@ def client_env(home: Path, path: str = SHORT_PATH, **extra: str) -> dict[str, st
         "TERM": "dumb",
         "LOGNAME": os.environ.get("LOGNAME", user),
     }
+    env.update(passed_on())  # the test's own socket directory for shared Lean hosts
     env.update(extra)
     return env
 

@@ -6,6 +6,7 @@ under its lock: re-read, edit, barrier and query never interleave for one file.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ class OpenDocument:  # a plain class: a dataclass costs half a millisecond to de
         self.progress = DocumentProgress()
         self.crashed = False
         self.lock = anyio.Lock()
+        self.last_used = time.monotonic()  # the memory budget closes the least recent first
         self.listeners: list[Listener] = []
         self._text: DocumentText | None = None
 

@@ -32,6 +32,11 @@ class ManagerConfig(NamedTuple):  # immutable; a frozen dataclass costs 0.8 ms t
     idle_timeout_s: float
     max_workspaces: int
     config_timeout_s: float = 120.0
+    # Passed to every Lean tree as LEAN_BEAM_MEMORY_SCOPE: the memory budget counts the Lean
+    # processes of one scope (beam_runtime/lsp/memory.py). None: not passed.
+    memory_scope: str | None = None
+    # An address-space limit (bytes) on the Lean server's process tree (--worker-memory-max).
+    worker_memory_max: int | None = None
 
 
 class SessionManager:
@@ -132,9 +137,14 @@ class SessionManager:
             beam_cli=self.config.beam_cli,
             timeout_s=self.config.config_timeout_s,
         )
+        if self.config.memory_scope is not None:
+            from beam_runtime.lsp.memory import SCOPE_VARIABLE
+
+            launch = launch._replace(env={**launch.env, SCOPE_VARIABLE: self.config.memory_scope})
         epoch = self.epochs.get(root, 0) + 1
         self.epochs[root] = epoch
         session = LeanSession(root, epoch, launch, self.config.limits, self.versions, self.sources)
+        session.memory_cap = self.config.worker_memory_max
         for observer in self.session_observers:
             observer(session)
         self.ever_started = True

@@ -40,6 +40,13 @@ from beam_runtime.lsp.errors import (
 )
 
 LAKE_CONFIG_MARKER = "package configuration has errors"
+OUT_OF_MEMORY = "out of memory"  # Lean's runtime: "INTERNAL PANIC: out of memory"
+# Starts the server under an address-space limit (RLIMIT_AS, inherited by every process of the
+# tree), then becomes the server: same pid, nothing left in between.
+_LIMIT = (
+    "import os, resource, sys; n = int(sys.argv[1]); "
+    "resource.setrlimit(resource.RLIMIT_AS, (n, n)); os.execvp(sys.argv[2], sys.argv[2:])"
+)
 RESOLVED_NAMES = 256
 STOP_GRACE_S = 1.0
 
@@ -99,6 +106,11 @@ class LeanSession:
         # ``start_soon`` they run in (set by the broker).
         self.barriers: dict[str, Any] = {}
         self.spawn: Callable[..., Any] | None = None
+        # Awaited before a new Lean worker starts (a document or a scratch document opens):
+        # the memory budget (budget.py) may close idle workers or refuse. Set by the broker.
+        self.admit_worker: Callable[[], Awaitable[None]] | None = None
+        # --worker-memory-max: the address-space limit the server's tree runs under, if any.
+        self.memory_cap: int | None = None
 
     def is_scratch_uri(self, uri: str) -> bool:
         """Scratch documents never appear in navigation results."""
@@ -114,7 +126,7 @@ class LeanSession:
         """Spawn the server, run the initialize handshake, refuse a broken Lake config."""
         try:
             self.channel = await opener(
-                argv=self.launch.argv,
+                argv=capped(self.launch.argv, self.memory_cap),
                 cwd=self.root,
                 env=self.launch.environment(),
                 on_notification=self._on_notification,
@@ -241,7 +253,10 @@ class LeanSession:
         except RequestTimeout as exc:
             raise errors.timeout(phase, _ms(exc), f"{method} ({phase})") from None
         except ResponseError as exc:
-            raise self._map_response_error(method, params, exc) from None
+            failure = self._map_response_error(method, params, exc)
+            if failure.code == "workerExited" and self.memory_cap is not None:
+                failure = await self._settle_crash(params, failure)
+            raise failure from None
         except LspError as exc:  # the server exited, or its stream broke
             raise errors.worker_exited(
                 f"the Lean server exited during {method}: {exc}",
@@ -254,6 +269,9 @@ class LeanSession:
             doc = self._document_of(params)
             if doc is not None:
                 doc.on_crash()
+            found = self._out_of_memory(doc)
+            if found is not None:
+                return found
             return errors.worker_exited(f"Lean's file worker crashed: {exc.message}")
         if exc.code == CONTENT_MODIFIED:
             return BrokerError("contentModified", f"{method}: {exc.message}", {"reason": "lean"})
@@ -263,6 +281,32 @@ class LeanSession:
             "internalError",
             f"Lean failed {method}: {exc.message}",
             {"lsp_code": exc.code},
+        )
+
+    async def _settle_crash(self, params: Any, failure: BrokerError) -> BrokerError:
+        """A worker crashed under a memory limit: Lean's stderr, read on its own pipe, may say
+        why a moment after the answer that reported the crash (bounded: half a second)."""
+        doc = self._document_of(params)
+        for _ in range(10):
+            found = self._out_of_memory(doc)
+            if found is not None:
+                return found
+            await anyio.sleep(0.05)
+        return failure
+
+    def _out_of_memory(self, doc: OpenDocument | None) -> BrokerError | None:
+        """``workerOutOfMemory`` when a worker died under ``--worker-memory-max`` and Lean's
+        stderr says it ran out of memory (Lean's runtime prints that before it exits)."""
+        cap = self.memory_cap
+        if cap is None or doc is None or self.channel is None:
+            return None
+        if not any(OUT_OF_MEMORY in line.lower() for line in self.channel.stderr.snapshot()):
+            return None
+        return BrokerError(
+            "workerOutOfMemory",
+            f"Lean's worker for {doc.source.display} ran out of memory under the limit of "
+            f"{cap} bytes of address space (--worker-memory-max)",
+            {"path": doc.source.display, "cap_bytes": cap},
         )
 
     def _document_of(self, params: Any) -> OpenDocument | None:
@@ -305,6 +349,8 @@ class LeanSession:
         snap = await read_snapshot(self.sources, source, name)
         doc = self.documents.get(source.abs_path)
         if doc is None:
+            if self.admit_worker is not None:
+                await self.admit_worker()
             version = self.versions.next_version(source.abs_path)
             doc = OpenDocument(source, version, snap.data)
             self.documents[source.abs_path] = doc
@@ -315,6 +361,7 @@ class LeanSession:
                 "textDocument/didOpen", messages.did_open(source.uri, version, doc.text.text)
             )
             return doc, True
+        doc.last_used = time.monotonic()
         changed = doc.data != snap.data  # memcmp, or identity when the read was reused
         if not changed and not doc.crashed:
             return doc, False
@@ -345,6 +392,22 @@ class LeanSession:
         counts = self.work.as_dict()
         counts["bytes_sent"] = self.channel.bytes_sent if self.channel is not None else 0
         return counts
+
+    async def close_if_idle(self, source: SourceFile) -> bool:
+        """Closes the document unless a call uses it (its lock is held or a barrier runs)."""
+        lock = self._locks.get(source.abs_path)
+        barrier = self.barriers.get(source.abs_path)  # waiting.Barrier; finished ones stay
+        if barrier is not None and not barrier.done.is_set():
+            return False
+        if lock is not None and lock.locked():
+            return False
+        if lock is None:
+            return await self.close_document(source)
+        lock.acquire_nowait()
+        try:
+            return await self.close_document(source)
+        finally:
+            lock.release()
 
     async def close_document(self, source: SourceFile) -> bool:
         doc = self.documents.pop(source.abs_path, None)
@@ -390,6 +453,9 @@ class LeanSession:
             if await self._barrier_attempt(doc, params, remaining) != "dropped":
                 break
         if doc.crashed:
+            found = self._out_of_memory(doc)
+            if found is not None:
+                raise found
             raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
 
     async def _barrier_attempt(self, doc: OpenDocument, params: Any, remaining: float) -> str:
@@ -438,6 +504,15 @@ class LeanSession:
                 continue
             if now - since >= quiet_for:
                 return "fatal" if progress.fatal else "dropped"
+
+
+def capped(argv: list[str], cap: int | None) -> list[str]:
+    """``argv``, run under an address-space limit of ``cap`` bytes when one is set."""
+    if cap is None:
+        return list(argv)
+    import sys
+
+    return [sys.executable, "-I", "-S", "-c", _LIMIT, str(cap), *argv]
 
 
 def _ms(exc: RequestTimeout) -> int:

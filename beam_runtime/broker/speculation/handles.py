@@ -32,6 +32,7 @@ class HandleRecord:
     column: int  # continuation lines of later text start at this column
     kind: str  # "tactic" | "command"
     text: str  # everything run after the position so far, already laid out
+    owner: str = ""  # the connection that made it on a shared host; "" in-process
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id}
@@ -41,6 +42,7 @@ class HandleRecord:
 class Tombstone:
     root: str
     reason: str
+    owner: str = ""
 
 
 def new_id() -> str:
@@ -69,16 +71,24 @@ class HandleStore:
             if record.root == root and (epoch is None or record.epoch == epoch)
         )
 
-    def lookup(self, handle_id: str, root: str, abs_path: str) -> HandleRecord:
-        """The live record, or the tool error the caller deserves."""
+    def lookup(self, handle_id: str, root: str, abs_path: str, owner: str = "") -> HandleRecord:
+        """The live record, or the tool error the caller deserves.
+
+        On a shared host a handle belongs to the connection that made it: another agent's
+        handle is ``handleNotFound``, whether it is alive or not.
+        """
         record = self.live.get(handle_id)
         if record is None:
             tomb = self.dead.get(handle_id)
             if tomb is None:
                 raise stale("unknownHandle", handle_id, "this handle is not known to the server")
+            if tomb.owner != owner:
+                raise _not_yours(handle_id)
             if tomb.root != root:
                 raise _foreign(handle_id)
             raise stale(tomb.reason, handle_id, _DEAD_MESSAGES[tomb.reason])
+        if record.owner != owner:
+            raise _not_yours(handle_id)
         if record.root != root:
             raise _foreign(handle_id)
         if record.abs_path != abs_path:
@@ -92,7 +102,7 @@ class HandleStore:
     def retire(self, handle_id: str, reason: str) -> None:
         record = self.live.pop(handle_id, None)
         if record is not None:
-            self._bury(handle_id, Tombstone(record.root, reason))
+            self._bury(handle_id, Tombstone(record.root, reason, record.owner))
 
     def invalidate(
         self,
@@ -102,6 +112,7 @@ class HandleStore:
         epoch: int | None = None,
         abs_path: str | None = None,
         below_version: int | None = None,
+        owner: str | None = None,
     ) -> int:
         """Retire every live handle matching the filters; returns how many."""
         doomed = [
@@ -111,6 +122,7 @@ class HandleStore:
             and (epoch is None or record.epoch == epoch)
             and (abs_path is None or record.abs_path == abs_path)
             and (below_version is None or record.version < below_version)
+            and (owner is None or record.owner == owner)
         ]
         for handle_id in doomed:
             self.retire(handle_id, reason)
@@ -130,10 +142,19 @@ def _foreign(handle_id: str) -> BrokerError:
     )
 
 
+def _not_yours(handle_id: str) -> BrokerError:
+    return BrokerError(
+        "handleNotFound",
+        "this handle belongs to another agent sharing this workspace's Lean host",
+        {"reason": "otherAgent", "handle": {"id": handle_id}},
+    )
+
+
 _DEAD_MESSAGES = {
     "released": "this handle was released",
     "consumed": "this handle was consumed by lean_run_with_linear",
     "sourceChanged": "the source document changed (or was closed) since this handle was made",
     "sessionRestarted": "the Lean session restarted since this handle was made",
     "workspaceDropped": "the workspace was dropped since this handle was made",
+    "connectionClosed": "the connection that made this handle closed",
 }

@@ -8,7 +8,9 @@ command. It is never saved and never written.
 
 Pools: at most ``per_document`` scratch documents per source document (probes on one document run in
 parallel up to that number, then queue) and ``per_process`` in total (making room closes the least
-recently used idle one; when all are busy the caller waits). Idle ones are closed after ``idle_s``,
+recently used idle one; when all are busy the caller waits). On a shared host both caps apply
+per agent (owner): an agent never takes another's scratch document away, and the memory budget
+(``session/budget.py``) bounds the sum. Idle ones are closed after ``idle_s``,
 because each open document costs Lean a worker process. A ``beyond_pool`` borrow (``lean_try``)
 skips the per-document limit, so one call can use every scratch document the process cap allows;
 ``trim`` closes the extra ones afterwards.
@@ -46,6 +48,7 @@ class ScratchDocument:
     session: LeanSession
     source: SourceFile  # the real file this scratch document shadows
     mirror: OpenDocument  # what the broker knows of the scratch text in Lean
+    owner: str = ""  # the connection it belongs to on a shared host; "" in-process
     opened: bool = False
     busy: bool = False
     closed: bool = False
@@ -96,6 +99,8 @@ class ScratchDocument:
         mirror.new_version(mirror.version + 1, data, content_digest(data))
         work = self.session.work
         if not self.opened:
+            if self.session.admit_worker is not None:
+                await self.session.admit_worker()
             self.opened = True
             work.opened(header)
             opening = messages.did_open(self.uri, mirror.version, text)
@@ -147,11 +152,14 @@ def _stale_notice(mirror: OpenDocument) -> bool:
     return any(is_stale_marker(item) for item in mirror.diagnostics)
 
 
-def _busy(docs: list[ScratchDocument], session: LeanSession, source: SourceFile) -> int:
+def _busy(docs: list[ScratchDocument], session: LeanSession, source: SourceFile, owner: str) -> int:
     return sum(
         1
         for doc in docs
-        if doc.busy and doc.session is session and doc.source.abs_path == source.abs_path
+        if doc.busy
+        and doc.session is session
+        and doc.source.abs_path == source.abs_path
+        and doc.owner == owner
     )
 
 
@@ -162,11 +170,12 @@ class DocumentPool:
 
 
 class ScratchRegistry:
-    """Every scratch document of the process, grouped by session and source file."""
+    """Every scratch document of the process, grouped by session, source file and owner (the
+    connection of a shared host that borrowed it; ``""`` in-process)."""
 
     def __init__(self, config: PoolConfig) -> None:
         self.config = config
-        self.pools: dict[tuple[LeanSession, str], DocumentPool] = {}
+        self.pools: dict[tuple[LeanSession, str, str], DocumentPool] = {}
         self.open: list[ScratchDocument] = []
         self._serial = 0
         self._freed = anyio.Event()
@@ -176,7 +185,13 @@ class ScratchRegistry:
 
     @asynccontextmanager
     async def borrow(
-        self, session: LeanSession, source: SourceFile, text: str = "", *, beyond_pool: bool = False
+        self,
+        session: LeanSession,
+        source: SourceFile,
+        text: str = "",
+        *,
+        beyond_pool: bool = False,
+        owner: str = "",
     ) -> AsyncIterator[ScratchDocument]:
         """A scratch document for ``source``, exclusively for the duration of the block.
 
@@ -184,12 +199,12 @@ class ScratchRegistry:
         probe about to run), so that Lean re-elaborates the least: nearby probes of one source
         document land on the same scratch document. ``beyond_pool``: only the process cap applies.
         """
-        pool = self._pool(session, source)
+        pool = self._pool(session, source, owner)
         if not beyond_pool:
             with anyio.fail_after(self.config.wait_s):
                 await pool.slots.acquire()
         try:
-            doc = await self._obtain(pool, session, source, text.encode("utf-8"))
+            doc = await self._obtain(pool, session, source, text.encode("utf-8"), owner)
             doc.busy = True
             failed = True
             try:
@@ -207,49 +222,51 @@ class ScratchRegistry:
             if not beyond_pool:
                 pool.slots.release()
 
-    def _pool(self, session: LeanSession, source: SourceFile) -> DocumentPool:
-        key = (session, source.abs_path)
+    def _pool(self, session: LeanSession, source: SourceFile, owner: str) -> DocumentPool:
+        key = (session, source.abs_path, owner)
         pool = self.pools.get(key)
         if pool is None:
             pool = self.pools[key] = DocumentPool(anyio.Semaphore(self.config.per_document))
         return pool
 
-    async def trim(self, session: LeanSession, source: SourceFile) -> None:
+    async def trim(self, session: LeanSession, source: SourceFile, owner: str = "") -> None:
         """Close the free scratch documents of ``source`` beyond its per-document pool, least
         recently used first (after a ``beyond_pool`` call)."""
-        pool = self.pools.get((session, source.abs_path))
+        pool = self.pools.get((session, source.abs_path, owner))
         if pool is None:
             return
-        keep = max(0, self.config.per_document - _busy(self.open, session, source))
+        keep = max(0, self.config.per_document - _busy(self.open, session, source, owner))
         extra = sorted(pool.free, key=lambda doc: doc.last_used, reverse=True)[keep:]
         for doc in extra:
             await self._discard(doc)
 
     async def _obtain(
-        self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes
+        self, pool: DocumentPool, session: LeanSession, source: SourceFile, text: bytes, owner: str
     ) -> ScratchDocument:
-        """A free scratch document of this pool, else a new one within the process cap."""
+        """A free scratch document of this pool, else a new one within the owner's cap (the
+        process cap; on a shared host every agent has the allowance it would have alone)."""
         with anyio.fail_after(self.config.wait_s):
             while True:
                 if pool.free:
                     best = max(pool.free, key=lambda doc: _shared(doc.mirror.data, text))
                     pool.free.remove(best)
                     return best
-                if len(self.open) < self.config.per_process:
-                    return self._create(session, source)
-                idle = [doc for doc in self.open if not doc.busy]
+                mine = [doc for doc in self.open if doc.owner == owner]
+                if len(mine) < self.config.per_process:
+                    return self._create(session, source, owner)
+                idle = [doc for doc in mine if not doc.busy]
                 if idle:
                     await self._discard(min(idle, key=lambda doc: doc.last_used))
                 else:
                     await self._freed.wait()
 
-    def _create(self, session: LeanSession, source: SourceFile) -> ScratchDocument:
+    def _create(self, session: LeanSession, source: SourceFile, owner: str) -> ScratchDocument:
         if not session.alive:
             raise errors.worker_exited("the Lean session of this workspace was stopped")
         path = self._scratch_path(source.abs_path)
         scratch_source = SourceFile(source.root, path, source.display, path_to_uri(path))
         mirror = OpenDocument(scratch_source, 0, b"", "")
-        doc = ScratchDocument(session, source, mirror)
+        doc = ScratchDocument(session, source, mirror, owner)
         session.uri_observers[doc.uri] = doc.observe
         self.open.append(doc)
         return doc
@@ -285,6 +302,21 @@ class ScratchRegistry:
         for key in [key for key in self.pools if key[0] is session]:
             del self.pools[key]
         self._wake()
+
+    async def forget_owner(self, owner: str) -> None:
+        """Close the idle scratch documents of ``owner``; busy ones close when returned."""
+        for doc in [doc for doc in self.open if doc.owner == owner and not doc.busy]:
+            await self._discard(doc)
+        for key in [key for key, pool in self.pools.items() if key[2] == owner and not pool.free]:
+            if not any(d.owner == owner and d.busy for d in self.open):
+                del self.pools[key]
+
+    async def discard_if_idle(self, doc: ScratchDocument) -> bool:
+        """Closes ``doc`` unless it is busy or gone (the memory budget makes room)."""
+        if doc.busy or doc not in self.open:
+            return False
+        await self._discard(doc)
+        return True
 
     async def close_idle(self) -> int:
         now = time.monotonic()

@@ -74,7 +74,7 @@ class Speculation:
         report = CallReport(ctx, source.display)
         report.preparing()
         snap = await self._snapshot(session, source, args, report)
-        result, record = await self.probe(session, snap, "", args.text, report)
+        result, record = await self.probe(session, snap, "", args.text, report, owner=ctx.owner)
         if keep and record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
@@ -87,7 +87,7 @@ class Speculation:
         source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
-        parent = await self._live(session, source, args.handle.id, report)
+        parent = await self._live(session, source, args.handle.id, ctx.owner)
         if linear:
             self.handles.retire(parent.id, "consumed")
         snap = Snapshot(
@@ -99,7 +99,9 @@ class Speculation:
             parent.line,
             parent.character,
         )
-        result, record = await self.probe(session, snap, parent.text, args.text, report)
+        result, record = await self.probe(
+            session, snap, parent.text, args.text, report, owner=ctx.owner
+        )
         if record is not None:
             self.handles.add(record)
             result["next_handle"] = record.to_json()
@@ -109,7 +111,7 @@ class Speculation:
         source = await resolve_source_async(session.root, args.path)
         report = CallReport(ctx, source.display)
         report.preparing()
-        record = await self._live(session, source, args.handle.id, report)
+        record = await self._live(session, source, args.handle.id, ctx.owner)
         self.handles.retire(record.id, "released")
         return {**workspace(session), "result": None}
 
@@ -138,11 +140,21 @@ class Speculation:
         prefix, column = _prefix_of(text, kind, line, character)
         return Snapshot(source, version, prefix, kind, column, line, character)
 
+    async def release_owner(self, owner: str, reason: str) -> int:
+        """A connection left a shared host, or dropped a workspace others still use: its
+        handles are retired with ``reason`` and its scratch documents closed. How many handles."""
+        count = 0
+        for root in {record.root for record in self.handles.live.values()}:
+            count += self.handles.invalidate(reason, root, owner=owner)
+        await self.scratch.forget_owner(owner)
+        return count
+
     async def _live(
-        self, session: LeanSession, source: SourceFile, handle_id: str, report: CallReport
+        self, session: LeanSession, source: SourceFile, handle_id: str, owner: str
     ) -> HandleRecord:
-        """The handle, checked against the workspace, the path, the session and the source."""
-        record = self.handles.lookup(handle_id, session.root, source.abs_path)
+        """The handle, checked against the workspace, the path, the owner, the session and the
+        source."""
+        record = self.handles.lookup(handle_id, session.root, source.abs_path, owner)
         if record.epoch != session.epoch:
             self.handles.retire(record.id, "sessionRestarted")
             raise stale("sessionRestarted", record.id, "the Lean session restarted since then")
@@ -150,7 +162,7 @@ class Speculation:
             doc, _ = await session.sync_text(source)  # an edit on disk retires the handle here
         if doc.version != record.version:
             self.handles.retire(record.id, "sourceChanged")
-        return self.handles.lookup(handle_id, session.root, source.abs_path)
+        return self.handles.lookup(handle_id, session.root, source.abs_path, owner)
 
     async def _prefix(self, session: LeanSession, source: SourceFile, record: HandleRecord) -> str:
         async with session.document_lock(source):
@@ -170,14 +182,18 @@ class Speculation:
         report: CallReport | None,
         *,
         beyond_pool: bool = False,
+        owner: str = "",
     ) -> tuple[dict[str, Any], HandleRecord | None]:
-        """Runs ``piece`` on a borrowed scratch document; the result and, on success, a handle
-        record (not yet stored). ``report`` None: no file progress (``lean_try`` counts pairs)."""
+        """Runs ``piece`` on a borrowed scratch document of ``owner``; the result and, on
+        success, a handle record of ``owner`` (not yet stored). ``report`` None: no file
+        progress (``lean_try`` counts pairs)."""
         if snap.kind == "tactic":
             layout = probes.tactic_layout(snap.prefix, earlier, piece, snap.column)
         else:
             layout = probes.command_layout(snap.prefix, earlier, piece)
-        borrowing = self.scratch.borrow(session, snap.source, layout.text, beyond_pool=beyond_pool)
+        borrowing = self.scratch.borrow(
+            session, snap.source, layout.text, beyond_pool=beyond_pool, owner=owner
+        )
         async with borrowing as scratch:
             if report is not None:
                 report.attach(scratch.mirror)
@@ -213,6 +229,7 @@ class Speculation:
                 column=snap.column,
                 kind=snap.kind,
                 text=probes.accumulated(layout, len(snap.prefix)),
+                owner=owner,
             )
         return result, record
 

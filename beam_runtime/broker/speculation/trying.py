@@ -104,7 +104,7 @@ async def run_try(spec: Speculation, session: LeanSession, args: TryArgs, ctx: C
         await _run_all(spec, session, trial, pairs[:limit], ctx)
     finally:
         with anyio.CancelScope(shield=True):
-            await spec.scratch.trim(session, source)
+            await spec.scratch.trim(session, source, ctx.owner)
     head = {**workspace(session), "path": source.display, "version": version}
     where = [{"line": snap.line, "character": snap.character} for snap in snaps]
     grid = _grid(Grid(head, tactics, where), trial, pairs, limit, args.suggest)
@@ -214,7 +214,7 @@ async def _run_one(
             running.add(scope)
             try:
                 outcome = await spec.probe(
-                    session, pair.snap, "", pair.tactic, None, beyond_pool=True
+                    session, pair.snap, "", pair.tactic, None, beyond_pool=True, owner=ctx.owner
                 )
             except BrokerError as error:  # raised here it would leave as an ExceptionGroup
                 trial.fail(error)
