@@ -251,7 +251,8 @@ async def lean_verify(broker: Broker, args: m.VerifyInput, ctx: ToolContext) -> 
 async def lean_search(broker: Broker, args: m.SearchInput, ctx: ToolContext) -> r.SearchResult:
     from beam_runtime.broker.results import SearchResult, shaped
 
-    found = await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
+    searches = broker.searches()
+    found = await searches.search(ctx.root, args.query, args.kind, args.limit, args.wait_ms, ctx)
     return shaped(SearchResult, found)
 
 
