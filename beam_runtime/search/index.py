@@ -1,22 +1,25 @@
 """The search index of one key: an SQLite database with an FTS5 table over declarations.
 
 Tables: ``files`` (path, tree, fingerprint, when it was read and a digest of its bytes), ``decls``
-(name, kind, signature, line, file) and ``fts`` (name fragments and signature words; its rowid is
-the ``decls`` id). Several server processes may share one database: it runs in WAL mode so
-readers never block, and only the holder of ``<db>.lock`` (filelock) writes. Each process keeps
-two connections: the writer, used by the refresh, and the reader, used by queries, so a query
-never waits for a refresh. What another process committed is noticed through SQLite's
-``data_version`` and reloaded.
+(name, kind, signature, line, file) and ``fts`` (name fragments, and the words of the signature
+after the name; its rowid is the ``decls`` id). Several server processes may share one
+database: it runs in WAL mode so readers never block, and only the holder of ``<db>.lock``
+(filelock) writes. Each process keeps two connections: the writer, used by the refresh, and the
+reader, used by queries, so a query never waits for a refresh. What another process committed
+is noticed through SQLite's ``data_version`` and reloaded. After a large write the full-text
+index is merged into one segment (``optimize``), which makes queries cheaper.
 
 A file that is not a database, or whose pages are damaged (garbage, truncated), is discarded and
 built again: `open_index` does it when opening fails that way, and any later read or write that
-finds damage raises `Corrupt`, after which the caller calls `open_index` again. Every method
+finds damage raises `Corrupt`, after which the caller discards the file (`discard`) and opens
+it again. Every method
 touches the cache directory: callers run them off the event loop, bounded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -45,6 +48,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, words, prefix='2 3');
 """
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[^\W\d_a-zA-Z]+")
+_WRITTEN_NAME = re.compile(r"[^\s(\[{:⦃]*")
+_SPACE = re.compile(r"\s")  # a query with spaces is no declaration's name
 _CANDIDATES = 4  # rank this many times ``limit`` rows, then put exact names first
 _SIDE_FILES = ("-wal", "-shm")
 
@@ -90,8 +95,19 @@ def digest(data: bytes) -> bytes:
 def name_fragments(name: str) -> str:
     """What a name is found by: its components, and the camel-case pieces of each."""
     words = _TOKEN.findall(name)
-    pieces = [piece for word in words for piece in _CAMEL.findall(word) if piece != word]
+    pieces = [piece for word in words for piece in _pieces(word)]
     return " ".join(words + pieces)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # names share most components (their namespaces)
+def _pieces(word: str) -> tuple[str, ...]:
+    return tuple(piece for piece in _CAMEL.findall(word) if piece != word)
+
+
+def statement(decl: Declaration) -> str:
+    """The signature without the name it starts with (the name column has its words)."""
+    found = _WRITTEN_NAME.match(decl.signature)
+    return decl.signature[found.end() :] if found else decl.signature
 
 
 def query_words(query: str) -> list[str]:
@@ -230,6 +246,13 @@ class Index:
                 raise
             db.execute("COMMIT")
 
+    def optimize(self) -> None:
+        """Merge the full-text index into one segment: after a build or a large update,
+        queries then read one b-tree per term instead of one per batch."""
+        with self._write_lock, _damage_is_corrupt():
+            self._writer().execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self._version = self._writer().execute("PRAGMA data_version").fetchone()[0]
+
     def _write(
         self, db: sqlite3.Connection, updates: list[Update], removed: list[str], complete: bool
     ) -> None:
@@ -253,7 +276,7 @@ class Index:
                     decl_rows.append(
                         (next_id, file_id, decl.name, decl.kind, decl.signature, decl.line)
                     )
-                    fts_rows.append((next_id, name_fragments(decl.name), decl.signature))
+                    fts_rows.append((next_id, name_fragments(decl.name), statement(decl)))
                     next_id += 1
         db.executemany(
             "INSERT INTO decls(id, file, name, kind, signature, line) VALUES (?, ?, ?, ?, ?, ?)",
@@ -315,7 +338,7 @@ class Index:
             db.execute("BEGIN")  # both statements see one snapshot
             try:
                 rows = db.execute(sql, [*params, limit * _CANDIDATES]).fetchall()
-                exact = _exact(db, name, kinds)
+                exact = [] if _SPACE.search(name) else _exact(db, name, kinds)
             finally:
                 db.execute("COMMIT")
         return _ranked(name, exact + rows, limit)

@@ -103,8 +103,13 @@ class Keyed:
     outcome: Outcome | None = None
 
     def __post_init__(self) -> None:
-        for root in self.sources.trees:
-            self.trees.setdefault(root, Tree(root, self.watcher))
+        for root in self.sources.trees:  # only the workspace's own tree is watched: watches
+            watcher = self.watcher if root == self.sources.root else None  # are a shared,
+            self.trees.setdefault(root, Tree(root, watcher))  # limited resource of the user
+
+    @property
+    def own(self) -> Tree:
+        return self.trees[self.sources.root]
 
     def close(self) -> None:
         for tree in self.trees.values():
@@ -272,6 +277,8 @@ def _write(
             progress(done, total)
     index.write(batch, removed if first else [], complete=True)
     _settle(keyed, batch)
+    if total >= BATCH_FILES:
+        index.optimize()
     if total:
         progress(total, total)
     for path in removed:

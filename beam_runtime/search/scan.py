@@ -19,6 +19,12 @@ _DECL = re.compile(
     r"(?P<kw>theorem|lemma|def|abbrev|instance|structure|inductive|class[ \t]+inductive|class"
     r"|opaque|axiom)(?![\w'!?.])"
 )
+_CANDIDATE = re.compile(  # a line that opens a declaration, carries attributes or scopes names
+    r"^[ \t]*(?:@\[|(?:theorem|lemma|def|abbrev|instance|structure|inductive|class|opaque|axiom"
+    r"|private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta"
+    r"|namespace|section|mutual|end|set_option)(?![\w'!?]))",
+    re.MULTILINE,
+)
 _ATTRIBUTES_ONLY = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)+$")
 _PRIORITY = re.compile(r"[ \t]*\(priority[ \t]*:=[^)]*\)")
 _NAME = re.compile(r"[ \t]*(«[^»]*»(?:\.[^\s(\[{:⦃]+)?|[^\s(\[{:⦃«]+)")
@@ -107,13 +113,18 @@ class _Scope:
 
 def declarations(text: str) -> list[Declaration]:
     lines = code_lines(text)
+    code = "\n".join(lines)
     scopes: list[_Scope] = [_Scope("file", "", False)]
     found: list[Declaration] = []
     pending: list[str] = []  # attribute lines and ``set_option ... in`` just above a declaration
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if not stripped:
-            continue
+    number, seen_to, last = 0, 0, -1
+    for start in _CANDIDATE.finditer(code):  # lines that can matter; the others only end
+        number += code.count("\n", seen_to, start.start())  # what is pending
+        seen_to = start.start()
+        if pending and any(lines[between].strip() for between in range(last + 1, number)):
+            pending = []
+        last = number
+        line = lines[number]
         match = _DECL.match(line)
         if match is not None:
             decl = _declaration(lines, number, match, scopes, " ".join(pending))
@@ -121,6 +132,7 @@ def declarations(text: str) -> list[Declaration]:
             if decl is not None:
                 found.append(decl)
             continue
+        stripped = line.strip()
         if _ATTRIBUTES_ONLY.match(line) or _in_option(stripped):
             pending.append(stripped)
             continue
@@ -211,20 +223,15 @@ def _enough(text: str) -> str:
     return text
 
 
-_DEPTH_OR_STOP = re.compile(
-    "[" + re.escape(_OPENERS) + "]|[" + re.escape(_CLOSERS) + "]|" + _STOP.pattern
-)
-
-
 def _stop_at_depth_zero(text: str) -> int:
-    """The first stop (``:=``, ``where``, ...) outside brackets; one pass over the text."""
-    depth = 0
-    for found in _DEPTH_OR_STOP.finditer(text):
-        token = found.group()
-        if token in _OPENERS:
-            depth += 1
-        elif token in _CLOSERS:
-            depth -= 1
-        elif depth <= 0:
+    """The first stop (``:=``, ``where``, ...) outside brackets. Brackets are counted once per
+    stretch between stops (C-level ``str.count``), so the text is read a fixed number of times
+    whatever the number of stops."""
+    depth, counted = 0, 0
+    for found in _STOP.finditer(text):
+        stretch = text[counted : found.start()]
+        depth += sum(map(stretch.count, _OPENERS)) - sum(map(stretch.count, _CLOSERS))
+        if depth <= 0:
             return found.start()
+        counted = found.start()
     return len(text)

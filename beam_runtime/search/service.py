@@ -52,6 +52,8 @@ KINDS = {"theorem": ("theorem", "lemma")}
 MAX_QUERY_CHARS = 1000  # also the input schema's maxLength
 MAX_QUERY_WORDS = 32
 DEFAULT_WAIT_MS = 45_000  # the server passes its own default (--wait-ms)
+MAX_INBOX = 10_000  # notices kept for one workspace between its refreshes
+LOOK_INTERVAL_S = 1.0  # with every directory watched, a look at most this often
 
 
 class Reporter(Protocol):
@@ -80,6 +82,8 @@ class _Run:
 class _Workspace:
     root: str
     keyed: Keyed | None = None
+    last: _Run | None = None  # the last refresh that finished
+    looked: float = float("-inf")  # when the last refresh started (monotonic)
     stamp: tuple[object, ...] | None = None
     stamp_ns: int = 0
     running: _Run | None = None
@@ -93,7 +97,7 @@ class SearchService:
         self.config = config or SearchConfig()
         self._workspaces: dict[str, _Workspace] = {}
         self._watcher = Watcher()
-        self._notices = threading.Lock()
+        self._notices = threading.RLock()
 
     async def search(
         self,
@@ -110,8 +114,12 @@ class SearchService:
         ws = self._workspaces.setdefault(root, _Workspace(root))
         kinds = KINDS.get(kind, (kind,)) if kind else ()
         for attempt in (1, 2):
-            run = self._request(ws)
-            await _wait(run, ctx, deadline)
+            if attempt == 1 and self._unchanged(ws):
+                assert ws.last is not None
+                run = ws.last
+            else:
+                run = self._request(ws)
+                await _wait(run, ctx, deadline)
             if run.finished.is_set() and run.error is not None:
                 raise _failure(run.error)
             try:
@@ -125,6 +133,28 @@ class SearchService:
         return _result(ws, run, hits, wait_ms)
 
     # ------------------------------------------------------------ refreshes
+
+    def _unchanged(self, ws: _Workspace) -> bool:
+        """Nothing a refresh would find: every directory is watched and no notice came, the
+        last refresh is recent, complete and left nothing to read again. Then a search only
+        queries (on the event loop this costs one non-blocking ``read`` of the notices)."""
+        last, keyed = ws.last, ws.keyed
+        if keyed is None or last is None or ws.running is not None or last.error is not None:
+            return False
+        outcome = last.outcome
+        if outcome is None or not outcome.complete or outcome.unreadable:
+            return False
+        if keyed.unsettled or keyed.moved or keyed.named or keyed.damaged:
+            return False
+        now = time.monotonic()
+        if now - ws.looked >= LOOK_INTERVAL_S or now - keyed.deps_checked >= (
+            self.config.deps_recheck_s
+        ):
+            return False
+        if not keyed.own.watched:
+            return False
+        self._distribute()
+        return not ws.inbox
 
     def _request(self, ws: _Workspace) -> _Run:
         """A refresh that starts no earlier than now: a new one, or the one queued."""
@@ -154,6 +184,7 @@ class SearchService:
 
     def _finished(self, ws: _Workspace, run: _Run) -> None:
         run.finished.set()
+        ws.last = run
         ws.running, ws.queued = ws.queued, None
         if ws.running is not None:
             self._start(ws, ws.running)
@@ -161,6 +192,7 @@ class SearchService:
     def _refresh(self, ws: _Workspace, run: _Run, loop: Any) -> Outcome:
         """The refresh itself, in its thread."""
         timeout = safe_read.TIMEOUT_S
+        ws.looked = time.monotonic()
         keyed = ws.keyed
         everything = keyed is None or time.monotonic() - keyed.deps_checked >= (
             self.config.deps_recheck_s
@@ -244,12 +276,17 @@ class SearchService:
         """This workspace's change notices; those drained now are shared with every
         workspace (each tree keeps only its own directories')."""
         with self._notices:
+            self._distribute()
+            taken, ws.inbox = ws.inbox, Notices()
+        return taken
+
+    def _distribute(self) -> None:
+        """Drain the change notices into every workspace's inbox."""
+        with self._notices:
             drained = self._watcher.drain()
             if drained:
                 for other in self._workspaces.values():
                     _merge(other.inbox, drained)
-            taken, ws.inbox = ws.inbox, Notices()
-        return taken
 
     # ------------------------------------------------------------ queries
 
@@ -332,10 +369,16 @@ def _progress(loop: Any, run: _Run, done: int, total: int) -> None:
 
 
 def _merge(into: Notices, more: Notices) -> None:
+    """Add ``more`` to ``into``; an inbox nobody empties (a workspace no longer searched)
+    turns into "anything may have changed" instead of growing."""
     into.overflowed = into.overflowed or more.overflowed
     into.listing |= more.listing
     for wd, names in more.content.items():
         into.content.setdefault(wd, set()).update(names)
+    if len(into.listing) + sum(map(len, into.content.values())) > MAX_INBOX:
+        into.listing.clear()
+        into.content.clear()
+        into.overflowed = True
 
 
 def _environ() -> dict[str, str]:

@@ -4,16 +4,17 @@ A `Tree` remembers every directory (its fingerprint, when it was listed, its ``.
 subdirectories) and every file's fingerprint: inode, size, modification and change times. A
 `check` then looks again only where something may have changed:
 
-- a directory with an inotify watch (`beam_runtime.search.watch`) is listed again only when a
-  notice says its entries changed, and its files are stat'ed only when a notice names them;
-- a directory without one is stat'ed; a new fingerprint (adding, removing or renaming an entry
-  changes a directory's times) lists it again;
-- a directory listed within `RACY_NS` of its last change is listed again until it is older than
-  that: a change within the same timestamp tick would not move its fingerprint;
+- a directory with an inotify watch (`beam_runtime.search.watch`) is listed again when a notice
+  says its entries changed, and its files are stat'ed when a notice names them;
+- a look (``look=True``) also stats every directory: a new fingerprint (adding, removing or
+  renaming an entry changes a directory's times) lists it again, which also covers changes no
+  notice reports (a network file system changed by another machine);
+- a directory without a watch listed within `RACY_NS` of its last change is listed again until
+  it is older than that: a change within the same timestamp tick would not move its fingerprint
+  (a watch, added before the listing, reports such a change);
 - listing a directory stats each of its files (an editor may have replaced one by a rename);
-- besides, every check stats the next `ROLLING` files in turn, so an in-place edit that no notice
-  reported and no directory reflects (a network file system changed elsewhere) is still found
-  within ``files / ROLLING`` checks.
+- a look also stats the next `ROLLING` files in turn, so an in-place edit that no notice
+  reported and no directory reflects is still found within ``files / ROLLING`` looks.
 
 `check` answers the paths whose fingerprint moved, appeared or vanished, and the paths a notice
 named (their content may have changed within one tick; the index compares bytes for those).
@@ -97,6 +98,11 @@ class Tree:
         moved |= before.keys() - self.files.keys()
         return Changes(moved)
 
+    @property
+    def watched(self) -> bool:
+        """Every directory has a watch: what a look would find, a notice reports first."""
+        return self.scanned and len(self._by_wd) == len(self._dirs)
+
     def concerns(self, notices: Notices) -> bool:
         """Whether ``notices`` say anything about this tree."""
         return notices.overflowed or any(
@@ -123,7 +129,7 @@ class Tree:
                         changes.named.add(path)
         if look:
             for path, entry in list(self._dirs.items()):
-                if entry.wd is None and (entry.racy() or self._stat_moved(path, entry)):
+                if (entry.wd is None and entry.racy()) or self._stat_moved(path, entry):
                     relist.add(path)
         for directory in sorted(relist, key=len):  # parents first: a gone parent drops its
             if directory in self._dirs:  # children before they are listed

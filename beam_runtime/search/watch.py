@@ -15,7 +15,6 @@ run it off the event loop, bounded, like every other touch of a source tree).
 
 from __future__ import annotations
 
-import errno
 import os
 import struct
 import threading
@@ -43,6 +42,7 @@ GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED  # the watched directory it
 _MASK = CONTENT | LISTING | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR | _IN_DONT_FOLLOW
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
 SWITCH = "LEAN_BEAM_SEARCH_WATCH"
+MAX_WATCHES = 4096  # per process: inotify watches are a per-user limit other programs need
 
 
 @dataclass
@@ -66,6 +66,7 @@ class Watcher:
         self._fd: int | None = None
         self._failed = os.environ.get(SWITCH, "1") == "0"
         self._libc: object | None = None
+        self._wds: set[int] = set()
 
     @property
     def enabled(self) -> bool:
@@ -75,23 +76,20 @@ class Watcher:
         """A watch descriptor for ``directory`` (the same one again for a directory already
         watched, under whatever name), or ``None`` when it cannot be watched."""
         fd = self._started()
-        if fd is None:
+        if fd is None or len(self._wds) >= MAX_WATCHES:
             return None
-        import ctypes
-
         libc = self._libc
         assert libc is not None
         wd = int(libc.inotify_add_watch(fd, os.fsencode(directory), _MASK))  # type: ignore[attr-defined]
-        if wd < 0:
-            code = ctypes.get_errno()
-            if code in (errno.ENOSPC, errno.ENOMEM):  # out of watches: look at directories
-                return None
-            return None  # vanished, not a directory, no permission: nothing to watch
+        if wd < 0:  # out of watches (ENOSPC), vanished, not a directory, no permission:
+            return None  # the caller looks at the directory itself
+        self._wds.add(wd)  # the same wd again for a directory already watched
         return wd
 
     def remove(self, wd: int) -> None:
         fd = self._started()
-        if fd is not None and self._libc is not None:
+        if fd is not None and self._libc is not None and wd in self._wds:
+            self._wds.discard(wd)
             self._libc.inotify_rm_watch(fd, wd)  # type: ignore[attr-defined]
 
     def drain(self) -> Notices:
@@ -110,7 +108,7 @@ class Watcher:
                 return notices
             if not data:
                 return notices
-            _parse(data, notices)
+            _parse(data, notices, self._wds)
 
     def close(self) -> None:
         with self._lock:
@@ -144,13 +142,15 @@ class Watcher:
         return fd
 
 
-def _parse(data: bytes, notices: Notices) -> None:
+def _parse(data: bytes, notices: Notices, watched: set[int]) -> None:
     offset, size = 0, len(data)
     while offset + _HEADER.size <= size:
         wd, mask, _, length = _HEADER.unpack_from(data, offset)
         start = offset + _HEADER.size
         name = data[start : start + length].rstrip(b"\0")
         offset = start + length
+        if mask & _IN_IGNORED:  # the kernel dropped the watch (its directory is gone)
+            watched.discard(wd)
         if mask & _IN_Q_OVERFLOW:
             notices.overflowed = True
         elif mask & (LISTING | GONE):
