@@ -84,8 +84,8 @@ class _Workspace:
     keyed: Keyed | None = None
     last: _Run | None = None  # the last refresh that finished
     looked: float = float("-inf")  # when the last refresh started (monotonic)
-    stamp: tuple[object, ...] | None = None
-    stamp_ns: int = 0
+    stamp: src.Stamp | None = None  # of the files the key depends on
+    sources_ns: int = 0  # when the sources were last computed (wall clock, ns)
     running: _Run | None = None
     queued: _Run | None = None
     opening: Touch | None = None  # an index open that was given up on
@@ -225,27 +225,27 @@ class SearchService:
         return outcome
 
     def _sources(self, ws: _Workspace, everything: bool, timeout: float) -> src.Sources:
-        """The workspace's sources: computed again when the files the key depends on moved
-        (or may have moved within one timestamp tick), and at each look at everything."""
+        """The workspace's sources: computed again at each look at everything, and when the
+        files the key depends on moved or changed within 2 s before they were last read (a
+        change within the same timestamp tick would not move their fingerprints)."""
 
-        def look(touch: Touch) -> tuple[tuple[object, ...], src.Sources | None]:
+        def look(touch: Touch) -> tuple[src.Stamp, int, src.Sources | None]:
             touch.at(ws.root)
-            now_ns = time.time_ns()
             stamp = src.stamp(ws.root)
-            same = stamp == ws.stamp and now_ns - ws.stamp_ns > RACY_NS
-            if same and not everything and ws.keyed is not None:
-                return stamp, None
-            return stamp, src.sources_of(ws.root, _environ(), touch.at)
+            settled = src.stamp_changed_ns(stamp) < ws.sources_ns - RACY_NS
+            if stamp == ws.stamp and settled and not everything and ws.keyed is not None:
+                return stamp, ws.sources_ns, None
+            read_ns = time.time_ns()
+            return stamp, read_ns, src.sources_of(ws.root, _environ(), touch.at)
 
         try:
-            stamp, sources = bounded(look, ws.root, timeout)
+            stamp, read_ns, sources = bounded(look, ws.root, timeout)
         except Stuck as stuck:
             raise safe_read.timed_out(stuck.touch.current, timeout) from None
         if sources is None:
             assert ws.keyed is not None
             return ws.keyed.sources
-        if stamp != ws.stamp:
-            ws.stamp, ws.stamp_ns = stamp, time.time_ns()
+        ws.stamp, ws.sources_ns = stamp, read_ns
         return sources
 
     def _open(self, ws: _Workspace, sources: src.Sources, timeout: float) -> Keyed:

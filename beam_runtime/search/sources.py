@@ -97,10 +97,14 @@ def sources_of(
     return Sources(root, toolchain, manifest_hash(root, touch), tuple(trees))
 
 
-def stamp(root: str) -> tuple[object, ...]:
+Stamp = tuple[tuple[int, int, int, int] | None, ...]
+
+
+def stamp(root: str) -> Stamp:
     """What `sources_of` depends on inside the root, as cheap ``stat`` fingerprints: the same
-    stamp (outside the racy window of its times) means the same sources."""
-    found: list[object] = []
+    stamp means the same sources, unless a file changed within a timestamp tick of the read
+    (see `stamp_changed_ns`)."""
+    found: list[tuple[int, int, int, int] | None] = []
     for name in ("lean-toolchain", "lake-manifest.json", os.path.join(".lake", "packages")):
         try:
             info = os.stat(os.path.join(root, name))
@@ -109,6 +113,11 @@ def stamp(root: str) -> tuple[object, ...]:
             continue
         found.append((info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
     return tuple(found)
+
+
+def stamp_changed_ns(found: Stamp) -> int:
+    """The newest modification or change time in a stamp (0 for none)."""
+    return max((max(entry[2], entry[3]) for entry in found if entry is not None), default=0)
 
 
 def lean_files(tree: str) -> Iterator[tuple[str, Stat]]:
