@@ -211,8 +211,9 @@ def _differences(keyed: Keyed, rows: dict[str, Stored]) -> tuple[list[str], list
     candidates.update(due[:SETTLE_PER_REFRESH])
     if keyed.compare_all:
         candidates.update(rows)
-        for tree in keyed.trees.values():
-            candidates.update(tree.files)
+        for root, tree in keyed.trees.items():
+            if root not in keyed.stuck:  # an abandoned look may still be changing it
+                candidates.update(tree.files)
     reads: list[str] = []
     removed: list[str] = []
     for path in candidates:
@@ -235,7 +236,9 @@ def _settling(keyed: Keyed, path: str, now: int) -> bool:
 
 
 def _on_disk(keyed: Keyed, path: str) -> Fingerprint | None:
-    for tree in keyed.trees.values():
+    for root, tree in keyed.trees.items():
+        if root in keyed.stuck:
+            continue
         seen = tree.files.get(path)
         if seen is not None:
             return seen
@@ -333,16 +336,18 @@ def _prefetched(
     start = 0
     while start < len(paths):
         reader = _Prefetcher(paths, start)
-        while start < len(paths):
-            try:
-                path, found = reader.items.get(timeout=timeout)
-            except queue.Empty:
-                reader.abandon()
-                keyed.stuck[paths[start]] = reader.touch_of(paths[start])
+        try:
+            while start < len(paths):
+                try:
+                    path, found = reader.items.get(timeout=timeout)
+                except queue.Empty:
+                    keyed.stuck[paths[start]] = reader.touch
+                    start += 1
+                    break
                 start += 1
-                break
-            start += 1
-            yield path, found
+                yield path, found
+        finally:  # done, given up on, or the caller stopped early: the thread stops
+            reader.abandon()
 
 
 class _Prefetcher:
@@ -350,11 +355,8 @@ class _Prefetcher:
         self.items: queue.Queue[tuple[str, _Read | None]] = queue.Queue(_PREFETCH)
         self._paths = paths
         self._abandoned = False
-        self._touch = Touch(paths[start])
+        self.touch = Touch(paths[start])
         threading.Thread(target=self._run, args=(start,), name="search-read", daemon=True).start()
-
-    def touch_of(self, path: str) -> Touch:
-        return self._touch
 
     def abandon(self) -> None:
         self._abandoned = True
@@ -364,7 +366,7 @@ class _Prefetcher:
             for path in self._paths[start:]:
                 if self._abandoned:
                     return
-                self._touch.at(path)
+                self.touch.at(path)
                 found = _read(path)
                 while not self._abandoned:
                     try:
@@ -373,7 +375,7 @@ class _Prefetcher:
                     except queue.Full:
                         continue
         finally:
-            self._touch.ended = True
+            self.touch.ended = True
 
 
 def _read(path: str) -> _Read | None:

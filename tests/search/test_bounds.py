@@ -161,6 +161,24 @@ def test_eof_ends_the_server_while_a_search_waits_for_a_hung_source(
     assert server.proc.wait(timeout=30) == 0
 
 
+def test_a_source_whose_read_hangs_is_named_and_the_rest_is_indexed(
+    servers: list[Server], tmp_path: Path
+) -> None:
+    source = lean_project(tmp_path / "source", {"Main.lean": MAIN, "Slow.lean": "def s := 1\n"})
+    with slow_mount(source, tmp_path / "mnt", hang_read=("Slow.lean",)) as root:
+        server = fake_server(servers, BEAM_READ_TIMEOUT_S="1.5", **_env(tmp_path))
+        args = {**workspace(root), "query": "add_zero", "wait_ms": 20000}
+        server.send(call(1, "lean_search", args))
+        server.send(modern(2, "tools/list"))
+        answers, order = _answers(server, {1, 2})
+        assert order[0] == 2, order
+        found = structured(answers[1])
+        assert found["complete"] is False and found["reason"] == "unreadable", found
+        assert found["unreadable"] == ["Slow.lean"], found
+        assert found["hits"][0]["name"] == "Demo.add_zero_right", found
+        assert _stdout_closes(server, 5.0), "stdout still open 5 s after EOF"
+
+
 def test_a_huge_query_is_refused_at_once_and_blocks_nothing(
     servers: list[Server], tmp_path: Path
 ) -> None:
