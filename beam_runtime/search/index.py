@@ -42,9 +42,11 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS decls(
     id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
     signature TEXT NOT NULL, line INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, words, prefix='2 3');
+"""
+_LOOKUPS = """
 CREATE INDEX IF NOT EXISTS decls_file ON decls(file);
 CREATE INDEX IF NOT EXISTS decls_name ON decls(name);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, words, prefix='2 3');
 """
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[^\W\d_a-zA-Z]+")
@@ -95,8 +97,13 @@ def digest(data: bytes) -> bytes:
 def name_fragments(name: str) -> str:
     """What a name is found by: its components, and the camel-case pieces of each."""
     words = _TOKEN.findall(name)
-    pieces = [piece for word in words for piece in _pieces(word)]
+    pieces = [piece for word in words if not _plain(word) for piece in _pieces(word)]
     return " ".join(words + pieces)
+
+
+def _plain(word: str) -> bool:
+    """ASCII lower-case letters and digits: one camel-case piece, the word itself."""
+    return word.isascii() and (word.islower() or word.isdigit())
 
 
 @functools.lru_cache(maxsize=1 << 14)  # names share most components (their namespaces)
@@ -180,7 +187,7 @@ class Index:
         # see "database is locked" despite the busy timeout: set-up is serialized.
         with FileLock(str(self.path) + ".setup.lock", timeout=60.0):
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA_SQL)
+            self._db.executescript(_SCHEMA_SQL + _LOOKUPS)
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (INDEX_FORMAT,))
         self._db.execute("SELECT count(*) FROM files").fetchone()  # reads the root pages
         self._reader = _connect(self.path)
@@ -245,6 +252,20 @@ class Index:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+
+    def lookups(self, present: bool) -> None:
+        """Drop (before a first build) or create (after it) the ``decls`` indexes: building
+        them once from the whole table is cheaper than updating them row by row. Opening a
+        database creates them in any case."""
+        with self._write_lock, _damage_is_corrupt():
+            db = self._writer()
+            if present:
+                db.executescript(_LOOKUPS)
+            else:
+                db.executescript(
+                    "DROP INDEX IF EXISTS decls_file; DROP INDEX IF EXISTS decls_name;"
+                )
+            self._version = db.execute("PRAGMA data_version").fetchone()[0]
 
     def optimize(self) -> None:
         """Merge the full-text index into one segment: after a build or a large update,

@@ -267,6 +267,9 @@ def _write(
     index = keyed.index
     rows = index.rows
     total = len(reads)
+    bulk = not rows and total >= BATCH_FILES  # a first build
+    if bulk:
+        index.lookups(present=False)
     batch: list[Update] = []
     first = True
     for done, (path, found) in enumerate(_prefetched(keyed, reads, timeout), start=1):
@@ -278,6 +281,8 @@ def _write(
             _settle(keyed, batch)
             batch = []
             progress(done, total)
+    if bulk:
+        index.lookups(present=True)
     index.write(batch, removed if first else [], complete=True)
     _settle(keyed, batch)
     if total >= BATCH_FILES:

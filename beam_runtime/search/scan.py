@@ -197,7 +197,13 @@ def _full_name(scopes: list[_Scope], name: str) -> str:
 
 
 def _signature(lines: list[str], number: int, indent: int, start: int) -> str:
-    parts = [lines[number][start:]]
+    first = lines[number][start:]
+    head = _enough(first)  # often the whole signature is on the keyword's line
+    if head is not first or _STOP.search(first):
+        end = _stop_at_depth_zero(head)
+        if end < len(head) or head is not first:
+            return " ".join(head[:end].split())[:_MAX_SIGNATURE]
+    parts = [first]
     for following in lines[number + 1 : number + _MAX_LINES]:
         body = following.lstrip()
         if not body or (len(following) - len(body) <= indent and not body.startswith("|")):
