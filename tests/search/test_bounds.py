@@ -179,6 +179,18 @@ def test_a_source_whose_read_hangs_is_named_and_the_rest_is_indexed(
         assert _stdout_closes(server, 5.0), "stdout still open 5 s after EOF"
 
 
+def test_eof_ends_the_server_during_a_first_build(servers: list[Server], tmp_path: Path) -> None:
+    body = "".join(f"theorem t{n} (a b : Nat) : a + b = b + a := by omega\n" for n in range(40))
+    files = {f"D{n % 20}/F{n}.lean": body for n in range(3000)}
+    root = lean_project(tmp_path / "proj", files)
+    server = fake_server(servers, **_env(tmp_path))
+    found = ok(server, 1, "lean_search", {**workspace(root), "query": "t1", "wait_ms": 100})
+    assert found["complete"] is False and found["reason"] == "indexing", found
+    assert server.proc.stdin is not None
+    server.proc.stdin.close()
+    assert server.proc.wait(timeout=5) == 0  # the build is not waited for
+
+
 def test_a_huge_query_is_refused_at_once_and_blocks_nothing(
     servers: list[Server], tmp_path: Path
 ) -> None:
