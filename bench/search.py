@@ -7,7 +7,8 @@ a fresh ``lean-beam-mcp`` of each tree (``--before PATH``: a checkout of another
 - first index: the first ``lean_search`` (wall time, and the server process's CPU);
 - unchanged: ``--queries`` searches with nothing changed, server CPU per call (user + system of
   the server process from ``psutil``) and the median wall time;
-- one edit: one file rewritten in place before each of 20 searches, server CPU per call.
+- one edit: one file rewritten in place before each of 20 searches, server CPU per call;
+- the size of the database files.
 
 The files are generated, then left alone for 2.5 s, past the racy window of their timestamps
 (a file changed within 2 s of being read is read again once). ``--layout packages`` puts 100
@@ -113,7 +114,9 @@ def measure(tree: Path, root: Path, cache: Path, count: int) -> dict[str, float]
         touched.write_text(text)
     finally:
         server.close()
+    size = sum(path.stat().st_size for path in cache.rglob("*.sqlite3*") if path.is_file())
     return {
+        "database_mb": size / 1e6,
         "first_s": first_s,
         "first_cpu_s": first_cpu / 1000,
         "unchanged_cpu_ms": unchanged,
@@ -128,6 +131,7 @@ ROWS = (
     ("unchanged search, server CPU per call", "unchanged_cpu_ms", "{:.2f} ms"),
     ("unchanged search, median wall", "unchanged_wall_ms", "{:.2f} ms"),
     ("one file edited, server CPU per call", "edit_cpu_ms", "{:.2f} ms"),
+    ("database size", "database_mb", "{:.0f} MB"),
 )
 
 

@@ -185,10 +185,15 @@ class Index:
         self._db = _connect(self.path)
         # Two processes switching a new database to WAL and creating its tables at once can
         # see "database is locked" despite the busy timeout: set-up is serialized.
+        # An existing database is only read here: a write would wait for another process's
+        # transaction (a batch of a first build can take seconds).
         with FileLock(str(self.path) + ".setup.lock", timeout=60.0):
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA_SQL + _LOOKUPS)
-            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (INDEX_FORMAT,))
+            db = self._db
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts'").fetchone() is None:
+                db.executescript(_SCHEMA_SQL + _LOOKUPS)
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (INDEX_FORMAT,))
         self._db.execute("SELECT count(*) FROM files").fetchone()  # reads the root pages
         self._reader = _connect(self.path)
         self.inode = os.stat(self.path).st_ino
@@ -254,9 +259,9 @@ class Index:
             db.execute("COMMIT")
 
     def lookups(self, present: bool) -> None:
-        """Drop (before a first build) or create (after it) the ``decls`` indexes: building
-        them once from the whole table is cheaper than updating them row by row. Opening a
-        database creates them in any case."""
+        """Drop (before a first build) or create (after it, and after every write: a build
+        may have been cut short) the ``decls`` indexes: building them once from the whole
+        table is cheaper than updating them row by row."""
         with self._write_lock, _damage_is_corrupt():
             db = self._writer()
             if present:

@@ -281,8 +281,7 @@ def _write(
             _settle(keyed, batch)
             batch = []
             progress(done, total)
-    if bulk:
-        index.lookups(present=True)
+    index.lookups(present=True)  # nothing to do unless a first build dropped them
     index.write(batch, removed if first else [], complete=True)
     _settle(keyed, batch)
     if total >= BATCH_FILES:
