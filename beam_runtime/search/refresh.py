@@ -140,7 +140,8 @@ def _look(keyed: Keyed, tree: Tree, notices: Notices, look: bool, timeout: float
         if not previous.ended:
             return
         del keyed.stuck[tree.root]
-        tree.scanned = False  # notices were missed meanwhile: walk it again
+        tree.scanned = False  # notices were missed meanwhile: walk it again, and compare
+        keyed.compare_all = True  # every row (what the abandoned look saw went unreported)
     if not look and tree.scanned and not tree.concerns(notices):
         return
     try:
