@@ -123,11 +123,13 @@ def query_words(query: str) -> list[str]:
 
 
 def match_expression(query: str) -> str | None:
-    """Every word of the query, as a prefix, in the name or the signature."""
+    """Every word of the query, as a prefix, in the name or the signature; a one-character
+    word (``a``, ``n``, ``1``) as a whole word: as a prefix it would match a good part of the
+    vocabulary and say nothing."""
     words = query_words(query)
     if not words:
         return None
-    return " AND ".join('"' + word + '"*' for word in words)
+    return " AND ".join('"' + word + ('"' if len(word) == 1 else '"*') for word in words)
 
 
 def is_corrupt(error: BaseException) -> bool:
@@ -347,15 +349,10 @@ class Index:
         expression = match_expression(query)
         if expression is None:
             return []
-        where, params = "fts MATCH ?", [expression]
-        if kinds:
-            where += f" AND d.kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
-        sql = (
-            "SELECT d.name, d.kind, d.signature, f.path, d.line FROM fts "
-            "JOIN decls d ON d.id = fts.rowid JOIN files f ON f.id = d.file "
-            f"WHERE {where} ORDER BY bm25(fts, 8.0, 1.0) LIMIT ?"
-        )
+        if kinds:  # the kind decides before the limit: rank the joined rows
+            sql, params = _BY_KIND.format(marks=",".join("?" * len(kinds))), [*kinds]
+        else:  # rank the matches alone, then look up only the best
+            sql, params = _RANKED, []
         name = query.strip()
         with self._read_lock, _damage_is_corrupt():
             db = self._reader
@@ -363,11 +360,24 @@ class Index:
                 raise sqlite3.ProgrammingError("the search index is closed")
             db.execute("BEGIN")  # both statements see one snapshot
             try:
-                rows = db.execute(sql, [*params, limit * _CANDIDATES]).fetchall()
+                rows = db.execute(sql, [expression, *params, limit * _CANDIDATES]).fetchall()
                 exact = [] if _SPACE.search(name) else _exact(db, name, kinds)
             finally:
                 db.execute("COMMIT")
         return _ranked(name, exact + rows, limit)
+
+
+_RANKED = (
+    "SELECT d.name, d.kind, d.signature, f.path, d.line FROM "
+    "(SELECT rowid AS id, bm25(fts, 8.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
+    "ORDER BY score LIMIT ?) AS m "
+    "JOIN decls d ON d.id = m.id JOIN files f ON f.id = d.file ORDER BY m.score"
+)
+_BY_KIND = (
+    "SELECT d.name, d.kind, d.signature, f.path, d.line FROM fts "
+    "JOIN decls d ON d.id = fts.rowid JOIN files f ON f.id = d.file "
+    "WHERE fts MATCH ? AND d.kind IN ({marks}) ORDER BY bm25(fts, 8.0, 1.0) LIMIT ?"
+)
 
 
 def _forget(db: sqlite3.Connection, file_ids: list[int]) -> None:
