@@ -24,7 +24,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 _KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "const", "enum", "minimum",
-    "maximum", "pattern", "items", "minItems", "maxItems",
+    "maximum", "pattern", "maxLength", "items", "minItems", "maxItems",
     "default", "description", "title", "$schema",  # annotations: nothing to check
 })  # fmt: skip
 
@@ -119,6 +119,8 @@ def _value_problem(schema: dict[str, Any], value: Any) -> str | None:
         return f"must be at least {schema['minimum']}"
     if "maximum" in schema and value > schema["maximum"]:
         return f"must be at most {schema['maximum']}"
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        return f"must be at most {schema['maxLength']} characters long"
     if "pattern" in schema and not _pattern(schema["pattern"]).search(value):
         return f"does not match {schema['pattern']}"
     return None

@@ -1,16 +1,20 @@
-"""Search index benchmark: a generated tree of 5,000 files and 200,000 declarations.
+"""``lean_search`` through a real server: the first index, and what an unchanged search costs.
 
-1. First index: every file scanned and stored (an empty cache directory).
-2. Queries on the index: name fragments and statement words, the median and 95th percentile.
-3. Unchanged re-check of every tree: stat every file, nothing to re-scan.
-4. One file touched: the incremental update.
-5. Queries through ``SearchService.search`` (what ``lean_search`` runs, minus MCP framing): each
-   re-checks the workspace's own files first.
+For each size (``--sizes``, files of 40 declarations each) one generated workspace is searched by
+a fresh ``lean-beam-mcp`` of each tree (``--before PATH``: a checkout of another revision, e.g.
+``git archive main | tar -x -C /tmp/beam-main``; then this checkout), each with an empty cache:
 
-``--layout workspace`` puts every file in the workspace; ``--layout packages`` (a project on a
-large dependency) puts 100 in the workspace and the rest in ten ``.lake/packages`` checkouts.
+- first index: the first ``lean_search`` (wall time, and the server process's CPU);
+- unchanged: ``--queries`` searches with nothing changed, server CPU per call (user + system of
+  the server process from ``psutil``) and the median wall time;
+- one edit: one file rewritten in place before each of 20 searches, server CPU per call;
+- the size of the database files.
 
-Run: ``.venv-test/bin/python bench/search.py [--layout workspace|packages] [--files N]``.
+The files are generated, then left alone for 2.5 s, past the racy window of their timestamps
+(a file changed within 2 s of being read is read again once). ``--layout packages`` puts 100
+files in the workspace and the rest in ten ``.lake/packages`` checkouts.
+
+Run: ``.venv-test/bin/python bench/search.py --before /tmp/beam-main [--sizes 1000,5000]``.
 Figures go to docs/PERFORMANCE.md ("Search").
 """
 
@@ -24,15 +28,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import anyio  # noqa: E402
-
-from beam_runtime.search.index import Index, database_path  # noqa: E402
-from beam_runtime.search.service import SearchConfig, SearchService  # noqa: E402
-from beam_runtime.search.sources import sources_of  # noqa: E402
+from driver import REPO, Server
 
 VOCABULARY = (
     "add mul sub div mod pow succ pred zero one two comm assoc left right cancel le lt ge gt "
@@ -87,75 +87,84 @@ def queries(rng: random.Random, count: int) -> list[str]:
     return found
 
 
-class _Quiet:
-    def progress(self, message: str) -> None:
-        pass
+def measure(tree: Path, root: Path, cache: Path, count: int) -> dict[str, float]:
+    server = Server(tree, XDG_CACHE_HOME=str(cache), ELAN_HOME=str(cache / "no-elan"))
+    ws: dict[str, Any] = {"workspace": {"root": str(root)}}
+    try:
+        cpu, started = server.cpu_ms(), time.perf_counter()
+        server.ask("lean_search", {**ws, "query": "warm"})
+        first_s, first_cpu = time.perf_counter() - started, server.cpu_ms() - cpu
+        for query in queries(random.Random(3), 10):  # settle: first queries, page cache
+            server.ask("lean_search", {**ws, "query": query})
+        walls = []
+        cpu = server.cpu_ms()
+        for query in queries(random.Random(8), count):
+            started = time.perf_counter()
+            server.ask("lean_search", {**ws, "query": query})
+            walls.append((time.perf_counter() - started) * 1000)
+        unchanged = (server.cpu_ms() - cpu) / count
+        touched = root / "Bench" / "Part0" / "M0.lean"
+        text = touched.read_text()
+        cpu = server.cpu_ms()
+        for serial in range(20):
+            touched.write_text(text + f"theorem bench_touched_{serial} : True := trivial\n")
+            hits = server.ask("lean_search", {**ws, "query": f"bench_touched_{serial}"})["hits"]
+            assert hits and hits[0]["name"].endswith(f"bench_touched_{serial}"), hits
+        edited = (server.cpu_ms() - cpu) / 20
+        touched.write_text(text)
+    finally:
+        server.close()
+    size = sum(path.stat().st_size for path in cache.rglob("*.sqlite3*") if path.is_file())
+    return {
+        "database_mb": size / 1e6,
+        "first_s": first_s,
+        "first_cpu_s": first_cpu / 1000,
+        "unchanged_cpu_ms": unchanged,
+        "unchanged_wall_ms": statistics.median(walls),
+        "edit_cpu_ms": edited,
+    }
 
 
-async def service_queries(root: Path, cache: Path, count: int) -> list[float]:
-    service = SearchService(SearchConfig(cache_dir=str(cache)))
-    await service.search(str(root), "warm", None, 20, _Quiet())  # full check once
-    times = []
-    for query in queries(random.Random(8), count):
-        started = time.perf_counter()
-        await service.search(str(root), query, None, 20, _Quiet())
-        times.append((time.perf_counter() - started) * 1000)
-    service.close()
-    return sorted(times)
+ROWS = (
+    ("first index, wall", "first_s", "{:.1f} s"),
+    ("first index, server CPU", "first_cpu_s", "{:.1f} s"),
+    ("unchanged search, server CPU per call", "unchanged_cpu_ms", "{:.2f} ms"),
+    ("unchanged search, median wall", "unchanged_wall_ms", "{:.2f} ms"),
+    ("one file edited, server CPU per call", "edit_cpu_ms", "{:.2f} ms"),
+    ("database size", "database_mb", "{:.0f} MB"),
+)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=5000)
-    parser.add_argument("--decls-per-file", type=int, default=40)
+    parser.add_argument("--sizes", default="1000,5000")
+    parser.add_argument("--before", type=Path, help="a checkout to compare with (runs first)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--layout", choices=("workspace", "packages"), default="workspace")
     args = parser.parse_args()
-    in_workspace = args.files if args.layout == "workspace" else 100
-    work = Path(tempfile.mkdtemp(prefix="beam-search-bench-"))
-    try:
-        root = work / "proj"
-        root.mkdir()
-        generate(root, args.files, args.decls_per_file, in_workspace)
-        print(f"layout: {args.layout} ({in_workspace} files in the workspace)")
-        sources = sources_of(str(root), {"HOME": str(work)})
-        index = Index(database_path(str(work / "cache"), sources))
-        started = time.perf_counter()
-        files = index.refresh(sources, lambda done, total: None)
-        first = time.perf_counter() - started
-        with index._lock:
-            decls = index._db.execute("SELECT count(*) FROM decls").fetchone()[0]
-        print(f"first index: {files} files, {decls} declarations in {first:.1f} s")
-        times, empty = [], 0
-        for query in queries(random.Random(7), args.queries):
-            started = time.perf_counter()
-            hits = index.query(query, (), 20)
-            times.append((time.perf_counter() - started) * 1000)
-            empty += not hits
-        times.sort()
-        p95 = times[int(len(times) * 0.95) - 1]
-        print(
-            f"queries: {len(times)}, median {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
-            f"max {times[-1]:.1f} ms, {empty} without hits"
-        )
-        started = time.perf_counter()
-        index.refresh(sources, lambda done, total: None)
-        print(f"unchanged re-check: {time.perf_counter() - started:.2f} s")
-        touched = root / "Bench" / "Part0" / "M0.lean"
-        touched.write_text(touched.read_text() + "theorem bench_touched : True := trivial\n")
-        started = time.perf_counter()
-        index.refresh(sources, lambda done, total: None)
-        print(f"one file changed: {time.perf_counter() - started:.2f} s")
-        size = sum(p.stat().st_size for p in (work / "cache").rglob("*") if p.is_file())
-        print(f"database: {size / 1e6:.0f} MB")
-        index.close()
-        tool = anyio.run(service_queries, root, work / "cache", args.queries)
-        print(
-            f"service queries: median {statistics.median(tool):.1f} ms, "
-            f"p95 {tool[int(len(tool) * 0.95) - 1]:.1f} ms"
-        )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    trees = ([("before", args.before.resolve())] if args.before else []) + [("after", REPO)]
+    for size in (int(s) for s in args.sizes.split(",")):
+        work = Path(tempfile.mkdtemp(prefix="beam-search-bench-"))
+        try:
+            root = work / "proj"
+            root.mkdir()
+            in_workspace = size if args.layout == "workspace" else 100
+            generate(root, size, 40, in_workspace)
+            time.sleep(2.5)  # past the racy window of the generated files' times
+            results = {
+                name: measure(tree, root, work / f"cache-{name}", args.queries)
+                for name, tree in trees
+            }
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        with open("/proc/loadavg") as handle:
+            load = handle.read().split()[0]
+        print(f"\n{size} files ({args.layout} layout), load {load}")
+        print("| measure | " + " | ".join(name for name, _ in trees) + " |")
+        print("| --- |" + " --- |" * len(trees))
+        for label, key, form in ROWS:
+            cells = " | ".join(form.format(results[name][key]) for name, _ in trees)
+            print(f"| {label} | {cells} |")
     return 0
 
 

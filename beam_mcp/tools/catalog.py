@@ -208,7 +208,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "SearchInput",
         "Search declarations of the workspace, .lake/packages and the toolchain sources by "
         "name fragments or words of the statement; each hit has name, kind, signature as "
-        "written, path and 1-based line. Search before guessing a lemma name.",
+        "written, path and 1-based line. Search before guessing a lemma name. While the index "
+        "is being built: complete false, retry_after_ms.",
         READ_ONLY,
     ),
     _lean(

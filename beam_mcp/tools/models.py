@@ -168,8 +168,10 @@ DeclarationKind = Literal[
 ]
 
 
-class SearchInput(WorkspaceOnly):
-    query: str = Field(description="Name fragments or words of the statement.")
+class SearchInput(LeanInput):
+    query: str = Field(
+        max_length=1000, description="Name fragments or words of the statement (32 words at most)."
+    )
     kind: DeclarationKind | None = None
     limit: Annotated[int, Field(ge=1, le=100)] = 20
 

@@ -41,7 +41,7 @@ class SaveArgs(PathArgs, Protocol):
     def diagnostic_scope(self) -> str: ...
 
 
-class SearchArgs(Protocol):
+class SearchArgs(LeanArgs, Protocol):
     """``lean_search``."""
 
     @property

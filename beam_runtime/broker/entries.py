@@ -266,7 +266,8 @@ async def lean_verify(broker: Broker, args: a.VerifyArgs, ctx: CallContext) -> r
 async def lean_search(broker: Broker, args: a.SearchArgs, ctx: CallContext) -> r.SearchResult:
     from beam_runtime.broker.results import SearchResult, shaped
 
-    found = await broker.searches().search(ctx.root, args.query, args.kind, args.limit, ctx)
+    searches = broker.searches()
+    found = await searches.search(ctx.root, args.query, args.kind, args.limit, args.wait_ms, ctx)
     return shaped(SearchResult, found)
 
 

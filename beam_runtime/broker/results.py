@@ -292,6 +292,10 @@ class SearchResult(TypedDict):
     workspace: Workspace
     hits: list[SearchHit]
     indexed_files: int
+    complete: bool  # false: from what was indexed in time (reason says why)
+    reason: NotRequired[Literal["indexing", "unreadable"]]
+    unreadable: NotRequired[list[str]]  # source trees or files not read within the bound
+    retry_after_ms: NotRequired[int]  # with reason "indexing": the index is still being built
 
 
 class TrySuccess(TypedDict):

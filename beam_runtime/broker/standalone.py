@@ -152,7 +152,7 @@ async def run_once(broker_config: BrokerConfig, root: str, tool: str, call: Call
                 limit = call.limit or 20
                 searches = broker.searches()
                 result = await searches.search(
-                    root, call.query, call.kind, limit, QuietContext(tool)
+                    root, call.query, call.kind, limit, call.wait_ms, QuietContext(tool)
                 )
             else:
                 result = await broker.run(root, call.path, operation, call, QuietContext(tool))

@@ -1,47 +1,63 @@
 """The search index of one key: an SQLite database with an FTS5 table over declarations.
 
-Tables: ``files`` (path, mtime, size), ``decls`` (name, kind, signature, line, file) and ``fts``
-(name fragments and signature words; its rowid is the ``decls`` id). A refresh stats every
-source of the trees it is given, re-scans files whose mtime or size changed, and drops files of
-those trees that vanished. Several
-server processes may share one database: it runs in WAL mode so readers never block, and only
-the holder of ``<db>.lock`` (filelock) writes. Every method runs in a worker thread; one
-connection per process is guarded by a thread lock.
+Tables: ``files`` (path, tree, fingerprint, when it was read and a digest of its bytes), ``decls``
+(name, kind, signature, line, file) and ``fts`` (name fragments, and the words of the signature
+after the name; its rowid is the ``decls`` id). Several server processes may share one
+database: it runs in WAL mode so readers never block, and only the holder of ``<db>.lock``
+(filelock) writes. Each process keeps two connections: the writer, used by the refresh, and the
+reader, used by queries, so a query never waits for a refresh. What another process committed
+is noticed through SQLite's ``data_version`` and reloaded. After a large write the full-text
+index is merged into one segment (``optimize``), which makes queries cheaper.
+
+A file that is not a database, or whose pages are damaged (garbage, truncated), is discarded and
+built again: `open_index` does it when opening fails that way, and any later read or write that
+finds damage raises `Corrupt`, after which the caller discards the file (`discard`) and opens
+it again. Every method
+touches the cache directory: callers run them off the event loop, bounded.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from beam_runtime import safe_read
-from beam_runtime.search.scan import Declaration, declarations
-from beam_runtime.search.sources import Sources, Stat, lean_files
+from beam_runtime.search.scan import Declaration
+from beam_runtime.search.sources import INDEX_FORMAT, Sources
+from beam_runtime.search.tree import Fingerprint
 
-Progress = Callable[[int, int], None]  # (files scanned, files to scan)
-
-_SCHEMA = """
+_SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, mtime_ns INTEGER, size INTEGER,
-    tree TEXT NOT NULL);
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, tree TEXT NOT NULL, ino INTEGER,
+    size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, read_ns INTEGER, digest BLOB);
 CREATE TABLE IF NOT EXISTS decls(
     id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
     signature TEXT NOT NULL, line INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, words, prefix='2 3');
+"""
+_LOOKUPS = """
 CREATE INDEX IF NOT EXISTS decls_file ON decls(file);
 CREATE INDEX IF NOT EXISTS decls_name ON decls(name);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(name, words, prefix='2 3');
 """
 _TOKEN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[^\W\d_a-zA-Z]+")
-_BATCH = 400
+_WRITTEN_NAME = re.compile(r"[^\s(\[{:⦃]*")
+_SPACE = re.compile(r"\s")  # a query with spaces is no declaration's name
 _CANDIDATES = 4  # rank this many times ``limit`` rows, then put exact names first
+_SIDE_FILES = ("-wal", "-shm")
+
+
+class Corrupt(Exception):
+    """The database file is damaged; `open_index` discards and rebuilds it."""
 
 
 @dataclass(frozen=True)
@@ -53,171 +69,334 @@ class Hit:
     line: int
 
 
+class Stored(NamedTuple):
+    """A file's row: what the index holds for it."""
+
+    id: int
+    fingerprint: Fingerprint
+    read_ns: int
+    digest: bytes
+
+
+class Update(NamedTuple):
+    """One file to write: its fingerprint and read time, the digest of the bytes read, and
+    their declarations (``None``: the bytes are those already indexed)."""
+
+    path: str
+    tree: str
+    fingerprint: Fingerprint
+    read_ns: int
+    digest: bytes
+    declarations: list[Declaration] | None
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def name_fragments(name: str) -> str:
     """What a name is found by: its components, and the camel-case pieces of each."""
     words = _TOKEN.findall(name)
-    pieces = [piece for word in words for piece in _CAMEL.findall(word) if piece != word]
+    pieces = [piece for word in words if not _plain(word) for piece in _pieces(word)]
     return " ".join(words + pieces)
 
 
+def _plain(word: str) -> bool:
+    """ASCII lower-case letters and digits: one camel-case piece, the word itself."""
+    return word.isascii() and (word.islower() or word.isdigit())
+
+
+@functools.lru_cache(maxsize=1 << 14)  # names share most components (their namespaces)
+def _pieces(word: str) -> tuple[str, ...]:
+    return tuple(piece for piece in _CAMEL.findall(word) if piece != word)
+
+
+def statement(decl: Declaration) -> str:
+    """The signature without the name it starts with (the name column has its words)."""
+    found = _WRITTEN_NAME.match(decl.signature)
+    return decl.signature[found.end() :] if found else decl.signature
+
+
+def query_words(query: str) -> list[str]:
+    """The query's distinct words, lower-cased, in order."""
+    return list(dict.fromkeys(token.lower() for token in _TOKEN.findall(query)))
+
+
 def match_expression(query: str) -> str | None:
-    """Every word of the query, as a prefix, in the name or the signature."""
-    tokens = _TOKEN.findall(query)
-    if not tokens:
+    """Every word of the query, as a prefix, in the name or the signature; a one-character
+    word (``a``, ``n``, ``1``) as a whole word: as a prefix it would match a good part of the
+    vocabulary and say nothing."""
+    words = query_words(query)
+    if not words:
         return None
-    return " AND ".join('"' + token.lower() + '"*' for token in tokens)
+    return " AND ".join('"' + word + ('"' if len(word) == 1 else '"*') for word in words)
+
+
+def is_corrupt(error: BaseException) -> bool:
+    """SQLite's verdict that a file is not a database or has damaged pages."""
+    if not isinstance(error, sqlite3.DatabaseError):
+        return False
+    name = getattr(error, "sqlite_errorname", "")
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(error).lower()
+    return any(word in text for word in ("malformed", "not a database", "corrupt"))
+
+
+@contextlib.contextmanager
+def _damage_is_corrupt() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as error:
+        if is_corrupt(error):
+            raise Corrupt(str(error)) from error
+        raise
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA synchronous=NORMAL")
+    return db
 
 
 class Index:
+    """One open database: its writer and reader connections and the rows of ``files``."""
+
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lock_path = str(path) + ".lock"
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
-        # Two processes switching a new database to WAL and creating its tables at once can
-        # see "database is locked" despite the busy timeout: set-up is serialized.
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self.inode = -1
+        try:
+            with _damage_is_corrupt():
+                self._open()
+        except BaseException:
+            self.close()
+            raise
+        self.rows: dict[str, Stored] = {}
+        self.reloaded = False  # set by `load` when it read the rows again; the caller resets it
+        self.complete = False  # a refresh finished writing (as of the last `load`)
+        self._version = -1
+
+    def _open(self) -> None:
         from filelock import FileLock
 
-        with FileLock(str(path) + ".setup.lock", timeout=60.0):
-            self._db.execute("PRAGMA journal_mode=WAL")
-            with self._db:
-                self._db.executescript(_SCHEMA)
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = _connect(self.path)
+        # Two processes switching a new database to WAL and creating its tables at once can
+        # see "database is locked" despite the busy timeout: set-up is serialized.
+        # An existing database is only read here: a write would wait for another process's
+        # transaction (a batch of a first build can take seconds).
+        with FileLock(str(self.path) + ".setup.lock", timeout=60.0):
+            db = self._db
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts'").fetchone() is None:
+                db.executescript(_SCHEMA_SQL + _LOOKUPS)
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (INDEX_FORMAT,))
+        self._db.execute("SELECT count(*) FROM files").fetchone()  # reads the root pages
+        self._reader = _connect(self.path)
+        self.inode = os.stat(self.path).st_ino
 
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def complete(self) -> bool:
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'complete'").fetchone()
-        return row is not None and row[0] == "1"
-
-    def file_count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
-
-    def refresh(
-        self, sources: Sources, progress: Progress, trees: tuple[str, ...] | None = None
-    ) -> int:
-        """Bring the files of ``trees`` (default: all) up to date; the number of files indexed.
-
-        The caller holds the writer lock."""
-        scanned = trees if trees is not None else sources.trees
-        marks = ",".join("?" * len(scanned))
-        with self._lock:
-            known = {
-                path: (file_id, Stat(mtime, size))
-                for file_id, path, mtime, size in self._db.execute(
-                    f"SELECT id, path, mtime_ns, size FROM files WHERE tree IN ({marks})", scanned
-                )
-            }
-            seen: set[str] = set()
-            changed: list[tuple[str, Stat, str]] = []
-            for tree in scanned:
-                for path, stat in lean_files(tree):
-                    if path in seen:
-                        continue
-                    seen.add(path)
-                    old = known.get(path)
-                    if old is None or old[1] != stat:
-                        changed.append((path, stat, tree))
-            gone = [known[path][0] for path in known.keys() - seen]
-            self._apply(known, gone, changed, progress)
-            return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
-
-    def _apply(
-        self,
-        known: dict[str, tuple[int, Stat]],
-        gone: list[int],
-        changed: list[tuple[str, Stat, str]],
-        progress: Progress,
-    ) -> None:
-        db = self._db
-        with db:
-            if gone:
-                self._forget(gone)
-                db.execute(f"DELETE FROM files WHERE id IN ({','.join(map(str, gone))})")
-            if not changed:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
-        if len(changed) > _BATCH:
-            progress(0, len(changed))
-        for start in range(0, len(changed), _BATCH):
-            batch = changed[start : start + _BATCH]
-            with db:
-                self._forget([known[path][0] for path, _, _ in batch if path in known])
-                for path, stat, tree in batch:
-                    self._store(path, stat, tree)
-                if start + _BATCH >= len(changed):
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
-            progress(min(start + _BATCH, len(changed)), len(changed))
-
-    def _forget(self, file_ids: list[int]) -> None:
-        if not file_ids:
-            return
-        marks = ",".join(map(str, file_ids))
-        owned = f"SELECT id FROM decls WHERE file IN ({marks})"
-        self._db.execute(f"DELETE FROM fts WHERE rowid IN ({owned})")
-        self._db.execute(f"DELETE FROM decls WHERE file IN ({marks})")
-
-    def _store(self, path: str, stat: Stat, tree: str) -> None:
+    def close(self, wait: bool = True) -> bool:
+        """Close both connections; without ``wait``, only when no write or query is in
+        progress (a thread stuck in a hung file system may never return)."""
+        if not self._write_lock.acquire(blocking=wait):
+            return False
         try:
-            text = safe_read.read_regular(path, safe_read.SOURCE_CAP).decode("utf-8", "replace")
-        except OSError:
-            return
-        cursor = self._db.execute(
-            "INSERT OR REPLACE INTO files(path, mtime_ns, size, tree) VALUES (?, ?, ?, ?)",
-            (path, stat.mtime_ns, stat.size, tree),
-        )
-        file_id = cursor.lastrowid
-        found = declarations(text)
-        if not found:
-            return
-        first = self._next_decl_id()
-        self._db.executemany(
-            "INSERT INTO decls(id, file, name, kind, signature, line) VALUES (?, ?, ?, ?, ?, ?)",
-            _decl_rows(first, file_id, found),
-        )
-        self._db.executemany(
-            "INSERT INTO fts(rowid, name, words) VALUES (?, ?, ?)",
-            ((first + n, name_fragments(d.name), d.signature) for n, d in enumerate(found)),
-        )
+            if not self._read_lock.acquire(blocking=wait):
+                return False
+            try:
+                for db in (self._db, self._reader):
+                    if db is not None:
+                        with contextlib.suppress(sqlite3.Error):
+                            db.close()
+                self._db = self._reader = None
+            finally:
+                self._read_lock.release()
+        finally:
+            self._write_lock.release()
+        return True
 
-    def _next_decl_id(self) -> int:
-        row = self._db.execute("SELECT max(id) FROM decls").fetchone()
-        return int(row[0] or 0) + 1
+    def replaced(self) -> bool:
+        """Another process discarded this file and built a new one under the same name."""
+        try:
+            return os.stat(self.path).st_ino != self.inode
+        except OSError:
+            return True
+
+    # ------------------------------------------------------------ writer side
+
+    def load(self) -> dict[str, Stored]:
+        """The rows of ``files``, read again only when another process has committed since."""
+        with self._write_lock, _damage_is_corrupt():
+            db = self._writer()
+            version = db.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._version:
+                flag = db.execute("SELECT value FROM meta WHERE key = 'complete'").fetchone()
+                self.complete = flag is not None and flag[0] == "1"
+                self.rows = {
+                    path: Stored(id_, (ino, size, mtime, ctime), read_ns or 0, sha or b"")
+                    for id_, path, ino, size, mtime, ctime, read_ns, sha in db.execute(
+                        "SELECT id, path, ino, size, mtime_ns, ctime_ns, read_ns, digest FROM files"
+                    )
+                }
+                self._version = version
+                self.reloaded = True
+            return self.rows
+
+    def write(self, updates: list[Update], removed: list[str], complete: bool) -> None:
+        """Apply ``updates`` and drop ``removed`` in one transaction; the caller holds the
+        writer lock and has called `load` under it."""
+        with self._write_lock, _damage_is_corrupt():
+            db = self._writer()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._write(db, updates, removed, complete)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def lookups(self, present: bool) -> None:
+        """Drop (before a first build) or create (after it, and after every write: a build
+        may have been cut short) the ``decls`` indexes: building them once from the whole
+        table is cheaper than updating them row by row."""
+        with self._write_lock, _damage_is_corrupt():
+            db = self._writer()
+            if present:
+                db.executescript(_LOOKUPS)
+            else:
+                db.executescript(
+                    "DROP INDEX IF EXISTS decls_file; DROP INDEX IF EXISTS decls_name;"
+                )
+            self._version = db.execute("PRAGMA data_version").fetchone()[0]
+
+    def optimize(self) -> None:
+        """Merge the full-text index into one segment: after a build or a large update,
+        queries then read one b-tree per term instead of one per batch."""
+        with self._write_lock, _damage_is_corrupt():
+            self._writer().execute("INSERT INTO fts(fts) VALUES ('optimize')")
+            self._version = self._writer().execute("PRAGMA data_version").fetchone()[0]
+
+    def _write(
+        self, db: sqlite3.Connection, updates: list[Update], removed: list[str], complete: bool
+    ) -> None:
+        rows = self.rows
+        gone = [rows[path].id for path in removed if path in rows]
+        rescanned = [
+            rows[u.path].id for u in updates if u.declarations is not None and u.path in rows
+        ]
+        _forget(db, gone + rescanned)
+        if gone:
+            db.executemany("DELETE FROM files WHERE id = ?", ((i,) for i in gone))
+        for path in removed:
+            rows.pop(path, None)
+        next_id = int(db.execute("SELECT coalesce(max(id), 0) FROM decls").fetchone()[0]) + 1
+        decl_rows: list[tuple[Any, ...]] = []
+        fts_rows: list[tuple[Any, ...]] = []
+        for update in updates:
+            file_id = self._store_file(db, update)
+            if update.declarations:
+                for decl in update.declarations:
+                    decl_rows.append(
+                        (next_id, file_id, decl.name, decl.kind, decl.signature, decl.line)
+                    )
+                    fts_rows.append((next_id, name_fragments(decl.name), statement(decl)))
+                    next_id += 1
+        db.executemany(
+            "INSERT INTO decls(id, file, name, kind, signature, line) VALUES (?, ?, ?, ?, ?, ?)",
+            decl_rows,
+        )
+        db.executemany("INSERT INTO fts(rowid, name, words) VALUES (?, ?, ?)", fts_rows)
+        db.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('complete', ?)", ("1" if complete else "0",)
+        )
+        self.complete = complete
+        self._version = db.execute("PRAGMA data_version").fetchone()[0]
+
+    def _store_file(self, db: sqlite3.Connection, update: Update) -> int:
+        ino, size, mtime, ctime = update.fingerprint
+        old = self.rows.get(update.path)
+        values = (update.tree, ino, size, mtime, ctime, update.read_ns, update.digest)
+        if old is None:
+            cursor = db.execute(
+                "INSERT INTO files(tree, ino, size, mtime_ns, ctime_ns, read_ns, digest, path) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, update.path),
+            )
+            file_id = int(cursor.lastrowid or 0)
+        else:
+            file_id = old.id
+            db.execute(
+                "UPDATE files SET tree = ?, ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, "
+                "read_ns = ?, digest = ? WHERE id = ?",
+                (*values, file_id),
+            )
+        self.rows[update.path] = Stored(file_id, update.fingerprint, update.read_ns, update.digest)
+        return file_id
+
+    def _writer(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise sqlite3.ProgrammingError("the search index is closed")
+        return self._db
+
+    # ------------------------------------------------------------ reader side
 
     def query(self, query: str, kinds: tuple[str, ...], limit: int) -> list[Hit]:
         expression = match_expression(query)
         if expression is None:
             return []
-        where, params = "fts MATCH ?", [expression]
-        if kinds:
-            where += f" AND d.kind IN ({','.join('?' * len(kinds))})"
-            params += list(kinds)
-        sql = (
-            "SELECT d.name, d.kind, d.signature, f.path, d.line FROM fts "
-            "JOIN decls d ON d.id = fts.rowid JOIN files f ON f.id = d.file "
-            f"WHERE {where} ORDER BY bm25(fts, 8.0, 1.0) LIMIT ?"
-        )
-        with self._lock:
-            rows = self._db.execute(sql, [*params, limit * _CANDIDATES]).fetchall()
-            exact = self._exact(query.strip(), kinds)
-        return _ranked(query.strip(), exact + rows, limit)
-
-    def _exact(self, name: str, kinds: tuple[str, ...]) -> list[Any]:
-        rows = self._db.execute(
-            "SELECT d.name, d.kind, d.signature, f.path, d.line FROM decls d "
-            "JOIN files f ON f.id = d.file WHERE d.name = ?",
-            (name,),
-        ).fetchall()
-        return [row for row in rows if not kinds or row[1] in kinds]
+        if kinds:  # the kind decides before the limit: rank the joined rows
+            sql, params = _BY_KIND.format(marks=",".join("?" * len(kinds))), [*kinds]
+        else:  # rank the matches alone, then look up only the best
+            sql, params = _RANKED, []
+        name = query.strip()
+        with self._read_lock, _damage_is_corrupt():
+            db = self._reader
+            if db is None:
+                raise sqlite3.ProgrammingError("the search index is closed")
+            db.execute("BEGIN")  # both statements see one snapshot
+            try:
+                rows = db.execute(sql, [expression, *params, limit * _CANDIDATES]).fetchall()
+                exact = [] if _SPACE.search(name) else _exact(db, name, kinds)
+            finally:
+                db.execute("COMMIT")
+        return _ranked(name, exact + rows, limit)
 
 
-def _decl_rows(first: int, file_id: Any, found: Iterable[Declaration]) -> Iterable[tuple]:
-    for n, decl in enumerate(found):
-        yield first + n, file_id, decl.name, decl.kind, decl.signature, decl.line
+_RANKED = (
+    "SELECT d.name, d.kind, d.signature, f.path, d.line FROM "
+    "(SELECT rowid AS id, bm25(fts, 8.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
+    "ORDER BY score LIMIT ?) AS m "
+    "JOIN decls d ON d.id = m.id JOIN files f ON f.id = d.file ORDER BY m.score"
+)
+_BY_KIND = (
+    "SELECT d.name, d.kind, d.signature, f.path, d.line FROM fts "
+    "JOIN decls d ON d.id = fts.rowid JOIN files f ON f.id = d.file "
+    "WHERE fts MATCH ? AND d.kind IN ({marks}) ORDER BY bm25(fts, 8.0, 1.0) LIMIT ?"
+)
+
+
+def _forget(db: sqlite3.Connection, file_ids: list[int]) -> None:
+    if not file_ids:
+        return
+    for start in range(0, len(file_ids), 500):
+        marks = ",".join(map(str, file_ids[start : start + 500]))
+        owned = f"SELECT id FROM decls WHERE file IN ({marks})"
+        db.execute(f"DELETE FROM fts WHERE rowid IN ({owned})")
+        db.execute(f"DELETE FROM decls WHERE file IN ({marks})")
+
+
+def _exact(db: sqlite3.Connection, name: str, kinds: tuple[str, ...]) -> list[Any]:
+    rows = db.execute(
+        "SELECT d.name, d.kind, d.signature, f.path, d.line FROM decls d "
+        "JOIN files f ON f.id = d.file WHERE d.name = ?",
+        (name,),
+    ).fetchall()
+    return [row for row in rows if not kinds or row[1] in kinds]
 
 
 def _ranked(query: str, rows: list[Any], limit: int) -> list[Hit]:
@@ -235,6 +414,37 @@ def _ranked(query: str, rows: list[Any], limit: int) -> list[Hit]:
             seen.add(key)
             hits.append(Hit(row[0], row[1], row[2], row[3], row[4]))
     return hits[:limit]
+
+
+def open_index(path: Path) -> Index:
+    """The index at ``path``; a damaged file there is discarded and a new one created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        inode: int | None = os.stat(path).st_ino
+    except OSError:
+        inode = None
+    try:
+        return Index(path)
+    except Corrupt:
+        discard(path, inode)
+    return Index(path)
+
+
+def discard(path: Path, inode: int | None = None) -> None:
+    """Remove a damaged database (and its WAL) under the writer lock, unless another process
+    already replaced it (``inode``: the file found damaged)."""
+    from filelock import FileLock
+
+    with FileLock(str(path) + ".lock", timeout=60.0):
+        try:
+            current = os.stat(path).st_ino
+        except OSError:
+            return
+        if inode is not None and current != inode:
+            return
+        for name in (str(path), *(f"{path}{end}" for end in _SIDE_FILES)):
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 def database_path(cache_dir: str, sources: Sources) -> Path:

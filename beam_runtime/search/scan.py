@@ -19,6 +19,12 @@ _DECL = re.compile(
     r"(?P<kw>theorem|lemma|def|abbrev|instance|structure|inductive|class[ \t]+inductive|class"
     r"|opaque|axiom)(?![\w'!?.])"
 )
+_CANDIDATE = re.compile(  # a line that opens a declaration, carries attributes or scopes names
+    r"^[ \t]*(?:@\[|(?:theorem|lemma|def|abbrev|instance|structure|inductive|class|opaque|axiom"
+    r"|private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta"
+    r"|namespace|section|mutual|end|set_option)(?![\w'!?]))",
+    re.MULTILINE,
+)
 _ATTRIBUTES_ONLY = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)+$")
 _PRIORITY = re.compile(r"[ \t]*\(priority[ \t]*:=[^)]*\)")
 _NAME = re.compile(r"[ \t]*(«[^»]*»(?:\.[^\s(\[{:⦃]+)?|[^\s(\[{:⦃«]+)")
@@ -27,6 +33,7 @@ _OPENERS, _CLOSERS = "([{⦃⟨", ")]}⦄⟩"
 _SKIP_TC = re.compile(r"set_option\s+debug\.skipKernelTC\s+(true|false)(\s+in\b)?")
 _MAX_SIGNATURE = 400
 _MAX_LINES = 12
+_MAX_PREFIX = 4096  # namespaces nested deeper than this many characters add nothing more
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,68 +59,84 @@ def code_lines(text: str) -> list[str]:
     return out
 
 
+_AT_DEPTH_ZERO = re.compile(r'--|/-|"')
+_IN_STRING = re.compile(r'\\.?|"')
+_IN_COMMENT = re.compile(r"/-|-/")
+
+
 def _strip_comments(line: str, depth: int) -> tuple[str, int]:
+    """One line with comments blanked, and the comment depth after it (regex steps: linear)."""
     kept: list[str] = []
     index, length = 0, len(line)
-    in_string = False
     while index < length:
-        pair = line[index : index + 2]
         if depth > 0:
-            if pair == "-/":
-                depth, index = depth - 1, index + 2
-            elif pair == "/-":
-                depth, index = depth + 1, index + 2
-            else:
-                index += 1
+            found = _IN_COMMENT.search(line, index)
+            if found is None:
+                break
+            depth += 1 if found.group() == "/-" else -1
+            index = found.end()
             continue
-        char = line[index]
-        if in_string:
-            kept.append(char)
-            if char == "\\":
-                kept.append(line[index + 1 : index + 2])
-                index += 1
-            elif char == '"':
-                in_string = False
-        elif pair == "--":
+        found = _AT_DEPTH_ZERO.search(line, index)
+        if found is None:
+            kept.append(line[index:])
             break
-        elif pair == "/-":
-            depth, index = 1, index + 2
+        kept.append(line[index : found.start()])
+        token = found.group()
+        if token == "--":
+            break
+        if token == "/-":
+            depth, index = 1, found.end()
             kept.append(" ")
             continue
-        else:
-            kept.append(char)
-            in_string = char == '"'
-        index += 1
+        index = _string_end(line, found.end())  # a string literal: kept as written
+        kept.append(line[found.start() : index])
     return "".join(kept), depth
+
+
+def _string_end(line: str, index: int) -> int:
+    """Where the string literal whose body starts at ``index`` ends (the line's end at most)."""
+    while True:
+        found = _IN_STRING.search(line, index)
+        if found is None:
+            return len(line)
+        index = found.end()
+        if found.group() == '"':
+            return index
 
 
 @dataclass
 class _Scope:
     kind: str
-    names: tuple[str, ...]
+    prefix: str  # the namespaces' full name with a trailing dot, or ""
     skip_kernel_tc: bool
 
 
 def declarations(text: str) -> list[Declaration]:
     lines = code_lines(text)
-    scopes: list[_Scope] = [_Scope("file", (), False)]
+    code = "\n".join(lines)
+    scopes: list[_Scope] = [_Scope("file", "", False)]
     found: list[Declaration] = []
-    pending = ""  # attribute lines and ``set_option ... in`` just above a declaration
-    for number, line in enumerate(lines):
-        stripped = line.strip()
-        if not stripped:
-            continue
+    pending: list[str] = []  # attribute lines and ``set_option ... in`` just above a declaration
+    number, seen_to, last = 0, 0, -1
+    for start in _CANDIDATE.finditer(code):  # lines that can matter; the others only end
+        number += code.count("\n", seen_to, start.start())  # what is pending
+        seen_to = start.start()
+        if pending and any(lines[between].strip() for between in range(last + 1, number)):
+            pending = []
+        last = number
+        line = lines[number]
         match = _DECL.match(line)
         if match is not None:
-            decl = _declaration(lines, number, match, scopes, pending)
-            pending = ""
+            decl = _declaration(lines, number, match, scopes, " ".join(pending))
+            pending = []
             if decl is not None:
                 found.append(decl)
             continue
+        stripped = line.strip()
         if _ATTRIBUTES_ONLY.match(line) or _in_option(stripped):
-            pending += " " + stripped
+            pending.append(stripped)
             continue
-        pending = ""
+        pending = []
         _scoping(stripped, scopes)
     return found
 
@@ -127,11 +150,12 @@ def _scoping(stripped: str, scopes: list[_Scope]) -> None:
     head = words[0]
     current = scopes[-1]
     if head == "namespace" and len(words) > 1:
-        scopes.append(_Scope("namespace", tuple(words[1].split(".")), current.skip_kernel_tc))
+        prefix = current.prefix + words[1] + "." if len(current.prefix) < _MAX_PREFIX else ""
+        scopes.append(_Scope("namespace", prefix or current.prefix, current.skip_kernel_tc))
     elif "section" in words[:3] and head in ("section", "noncomputable", "public", "private"):
-        scopes.append(_Scope("section", (), current.skip_kernel_tc))
+        scopes.append(_Scope("section", current.prefix, current.skip_kernel_tc))
     elif stripped == "mutual":
-        scopes.append(_Scope("mutual", (), current.skip_kernel_tc))
+        scopes.append(_Scope("mutual", current.prefix, current.skip_kernel_tc))
     elif head == "end" and len(scopes) > 1:
         scopes.pop()
     elif head == "set_option":
@@ -169,12 +193,17 @@ def _declaration(
 def _full_name(scopes: list[_Scope], name: str) -> str:
     if name.startswith("_root_."):
         return name[len("_root_.") :]
-    prefix = [part for scope in scopes for part in scope.names]
-    return ".".join([*prefix, name]) if prefix else name
+    return scopes[-1].prefix + name
 
 
 def _signature(lines: list[str], number: int, indent: int, start: int) -> str:
-    parts = [lines[number][start:]]
+    first = lines[number][start:]
+    head = _enough(first)  # often the whole signature is on the keyword's line
+    if head is not first or _STOP.search(first):
+        end = _stop_at_depth_zero(head)
+        if end < len(head) or head is not first:
+            return " ".join(head[:end].split())[:_MAX_SIGNATURE]
+    parts = [first]
     for following in lines[number + 1 : number + _MAX_LINES]:
         body = following.lstrip()
         if not body or (len(following) - len(body) <= indent and not body.startswith("|")):
@@ -182,15 +211,33 @@ def _signature(lines: list[str], number: int, indent: int, start: int) -> str:
         parts.append(following)
         if _STOP.search(following) or body.startswith("|"):
             break
-    text = "\n".join(parts)
-    end = _stop_at_depth_zero(text)
-    return " ".join(text[:end].split())[:_MAX_SIGNATURE]
+    text = _enough(_EOL.join(parts))
+    return " ".join(text[: _stop_at_depth_zero(text)].split())[:_MAX_SIGNATURE]
+
+
+_EOL = "\n"
+_WINDOW = 8 * _MAX_SIGNATURE
+
+
+def _enough(text: str) -> str:
+    """A prefix of ``text`` that yields the same signature: one whose words already fill
+    ``_MAX_SIGNATURE`` characters makes the rest irrelevant (a generated term may be a single
+    line of megabytes)."""
+    window = text[:_WINDOW]
+    if len(window) < len(text) and len(" ".join(window.split())) > _MAX_SIGNATURE:
+        return window
+    return text
 
 
 def _stop_at_depth_zero(text: str) -> int:
+    """The first stop (``:=``, ``where``, ...) outside brackets. Brackets are counted once per
+    stretch between stops (C-level ``str.count``), so the text is read a fixed number of times
+    whatever the number of stops."""
+    depth, counted = 0, 0
     for found in _STOP.finditer(text):
-        before = text[: found.start()]
-        depth = sum(before.count(c) for c in _OPENERS) - sum(before.count(c) for c in _CLOSERS)
+        stretch = text[counted : found.start()]
+        depth += sum(map(stretch.count, _OPENERS)) - sum(map(stretch.count, _CLOSERS))
         if depth <= 0:
             return found.start()
+        counted = found.start()
     return len(text)

@@ -3,20 +3,23 @@
 Three origins: the workspace's own ``.lean`` files (hidden entries, ``.lake`` and
 ``lake-packages`` left out), every ``.lake/packages/<pkg>`` checkout, and the toolchain's
 ``src/lean`` when it is installed (elan's toolchain directory for ``lean-toolchain``). The key is
-the root with the toolchain and the ``lake-manifest.json`` hash: a new toolchain or a changed
-manifest starts a fresh index.
+the root with the toolchain, the ``lake-manifest.json`` hash and the index format: a new
+toolchain, a changed manifest or a new format starts a fresh index. `sources_of` may block on a
+hung mount: callers run it off the event loop, bounded, and its ``touch`` callback learns which
+path it is about to touch, so a call given up on can name it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from beam_runtime import safe_read
 
 _SKIPPED_DIRS = {".lake", "lake-packages", "build", "node_modules"}
+INDEX_FORMAT = "2"  # the database layout (beam_runtime.search.index); part of the key
 
 
 @dataclass(frozen=True)
@@ -35,21 +38,29 @@ class Sources:
     @property
     def key(self) -> str:
         root = hashlib.sha256(self.root.encode()).hexdigest()[:16]
-        rest = f"{self.toolchain}\0{self.manifest_hash}".encode()
+        rest = f"{self.toolchain}\0{self.manifest_hash}\0{INDEX_FORMAT}".encode()
         return f"{root}-{hashlib.sha256(rest).hexdigest()[:16]}"
 
 
-def toolchain_of(root: str) -> str:
+def _ignore(path: str) -> None:
+    return None
+
+
+def toolchain_of(root: str, touch: Callable[[str], None] = _ignore) -> str:
+    path = os.path.join(root, "lean-toolchain")
+    touch(path)
     try:
-        data = safe_read.read_regular(os.path.join(root, "lean-toolchain"), safe_read.SMALL_CAP)
+        data = safe_read.read_regular(path, safe_read.SMALL_CAP)
         return data.decode("utf-8", "replace").strip() or "none"
     except OSError:
         return "none"
 
 
-def manifest_hash(root: str) -> str:
+def manifest_hash(root: str, touch: Callable[[str], None] = _ignore) -> str:
+    path = os.path.join(root, "lake-manifest.json")
+    touch(path)
     try:
-        data = safe_read.read_regular(os.path.join(root, "lake-manifest.json"), safe_read.SMALL_CAP)
+        data = safe_read.read_regular(path, safe_read.SMALL_CAP)
     except OSError:
         return "none"
     return hashlib.sha256(data).hexdigest()[:16]
@@ -65,16 +76,48 @@ def toolchain_sources(toolchain: str, environ: dict[str, str]) -> str | None:
     return path if os.path.isdir(path) else None
 
 
-def sources_of(root: str, environ: dict[str, str]) -> Sources:
+def sources_of(
+    root: str, environ: dict[str, str], touch: Callable[[str], None] = _ignore
+) -> Sources:
+    """The sources of ``root``. Package checkouts are the visible entries of
+    ``.lake/packages``, not stat'ed here: one on a hung mount stalls only its own tree's walk."""
     trees = [root]
     packages = os.path.join(root, ".lake", "packages")
-    if os.path.isdir(packages):
-        trees += sorted(entry.path for entry in os.scandir(packages) if entry.is_dir())
-    toolchain = toolchain_of(root)
+    touch(packages)
+    try:
+        names = sorted(os.listdir(packages))
+    except OSError:
+        names = []
+    trees += [os.path.join(packages, name) for name in names if not name.startswith(".")]
+    toolchain = toolchain_of(root, touch)
+    touch(root)
     lean_src = toolchain_sources(toolchain, environ)
     if lean_src is not None:
         trees.append(lean_src)
-    return Sources(root, toolchain, manifest_hash(root), tuple(trees))
+    return Sources(root, toolchain, manifest_hash(root, touch), tuple(trees))
+
+
+Stamp = tuple[tuple[int, int, int, int] | None, ...]
+
+
+def stamp(root: str) -> Stamp:
+    """What `sources_of` depends on inside the root, as cheap ``stat`` fingerprints: the same
+    stamp means the same sources, unless a file changed within a timestamp tick of the read
+    (see `stamp_changed_ns`)."""
+    found: list[tuple[int, int, int, int] | None] = []
+    for name in ("lean-toolchain", "lake-manifest.json", os.path.join(".lake", "packages")):
+        try:
+            info = os.stat(os.path.join(root, name))
+        except OSError:
+            found.append(None)
+            continue
+        found.append((info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(found)
+
+
+def stamp_changed_ns(found: Stamp) -> int:
+    """The newest modification or change time in a stamp (0 for none)."""
+    return max((max(entry[2], entry[3]) for entry in found if entry is not None), default=0)
 
 
 def lean_files(tree: str) -> Iterator[tuple[str, Stat]]:

@@ -66,6 +66,9 @@ def variants(schema: dict[str, Any], value: Any) -> list[Any]:
         out += [schema["maximum"], schema["maximum"] + 1]
     if "enum" in schema:
         out += ["nope", schema["enum"][0].upper()]
+    if "maxLength" in schema:  # characters, not UTF-8 or UTF-16 units: both sides agree
+        most = schema["maxLength"]
+        out += ["x" * most, "x" * (most + 1), "𝔸" * most, "𝔸" * (most + 1)]
     if schema.get("type") == "array":
         item = value[0]
         out += [[], [item] * (schema.get("maxItems", 3) + 1), [1], [item, None]]

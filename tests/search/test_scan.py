@@ -74,3 +74,5 @@ def test_fragments_and_query_expressions() -> None:
     assert name_fragments("Nat.mulComm_left") == "Nat mulComm left mul Comm"
     assert match_expression("mul_comm  Nat") == '"mul"* AND "comm"* AND "nat"*'
     assert match_expression(" + = ") is None
+    assert match_expression("a + b = b + a") == '"a" AND "b"'  # whole words, each once
+    assert match_expression("mul_one 1") == '"mul"* AND "one"* AND "1"'
