@@ -24,7 +24,7 @@ from typing import IO, Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from beam_runtime.lsp.reaper import MARKER_VARIABLE, session_marker
+from beam_runtime.lsp.reaper import MARKER_VARIABLE, marked_environment
 from beam_runtime.lsp.scanner import SCANNER, Descendant, read_table, start_ticks, update
 
 PR_SET_PDEATHSIG = 1
@@ -53,9 +53,8 @@ class ServerProcess:
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> ServerProcess:
-    marker = session_marker()  # also starts this process's watchdog (`reaper`)
-    environment = dict(os.environ if env is None else env)
-    environment[MARKER_VARIABLE] = marker
+    environment = marked_environment(env)  # also starts this process's watchdog (`reaper`)
+    marker = environment[MARKER_VARIABLE]
     popen = subprocess.Popen(
         list(argv),
         cwd=str(cwd),
