@@ -138,9 +138,10 @@ class _Job(Generic[T]):
             self.box.append(self.fn())
         except BaseException as exc:  # handed to the waiting thread or task
             self.box.append(exc)
-        finally:
-            with contextlib.suppress(Exception):  # the waiter or its loop may be gone
-                self.wake()
+
+    def tell(self) -> None:
+        with contextlib.suppress(Exception):  # the waiter or its loop may be gone
+            self.wake()
 
     def result(self, path: str, timeout: float) -> T:
         if not self.box:
@@ -194,9 +195,11 @@ class _Pool:
 
     def _work(self) -> None:
         while True:
-            self._jobs.get().run()
-            with self._lock:
+            job = self._jobs.get()
+            job.run()
+            with self._lock:  # idle before the waiter hears: its next call reuses this thread
                 self._idle += 1
+            job.tell()
 
 
 MAX_THREADS = 64  # calls that may hang at once

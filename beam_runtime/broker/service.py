@@ -110,10 +110,13 @@ class Broker:
         is live (its own read then reports the problem).
         """
         manager = self._manager()
+        source = None
         if path is not None and not (rereads and _alive(manager, root)):
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
         async with manager.use(root) as session:
+            if source is not None and path is not None and session.known_source(path) is None:
+                session.remember_source(path, source)  # the operation's read checks it again
             return await operation(session, args, ctx)
 
     async def drop(self, root: str) -> DropResult:
