@@ -1,15 +1,20 @@
-"""Server CPU per call against file size, for one source tree of lean-beam.
+"""Server CPU per call against file size, for one or more source trees of lean-beam.
 
-For each size (lines of ``Big.lean``) a fresh ``lean-beam-mcp`` from ``--tree`` (default: this
-checkout) runs against the fake Lean of *this* checkout, so two trees see the same fake:
+For each size (lines of ``Big.lean``) and each ``--tree`` (default: this checkout), a fresh
+``lean-beam-mcp`` of that tree runs against the fake Lean of *this* checkout, so all trees see
+the same fake:
 
 - unchanged: ``lean_hover`` on the unchanged file, ``--calls`` times;
-- one-line edit: one line of the file rewritten on disk, then ``lean_update`` (which sends the
-  edit to Lean), ``--edits`` times, counting the notifications Lean sends back (1 s to settle);
+- one-line edit: one line in the middle of the file rewritten on disk, then ``lean_update``
+  (which sends the edit to Lean), ``--edits`` times, then 1 s for Lean's answers to arrive and be
+  handled (they are counted too);
 
-and prints the server process's own CPU time (user + system, ``psutil``) per call, and the
-``lean`` counters of ``beam_stats`` when the tree has them. Run:
-``.venv-test/bin/python bench/cost.py [--tree PATH] [--sizes 100,10000,50000]``.
+and prints the server process's own CPU time per call: user + system from ``psutil`` (whole
+clock ticks, 10 ms here, so many calls) and the on-CPU time of its threads from
+``/proc/<pid>/task/*/schedstat`` (nanoseconds; threads that end during the loop would be missed,
+and none does), plus the ``lean`` counters of ``beam_stats`` when the tree has them. With several
+trees they run in turns for each size (``--rounds`` times), so they share the machine's moods.
+Run: ``.venv-test/bin/python bench/cost.py [--tree PATH ...] [--sizes 100,20000,50000]``.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from driver import Server  # noqa: E402
+from first_call import thread_cpu_ms  # noqa: E402
 
 
 def project(lines: int) -> Path:
@@ -41,6 +49,14 @@ def body(lines: int, serial: int) -> str:
     return "".join(f"def d{i} : Nat := {serial if i == middle else i}\n" for i in range(lines))
 
 
+def _cpu(server: Server) -> tuple[float, float]:
+    return server.cpu_ms(), thread_cpu_ms(server.proc.pid)
+
+
+def _per_call(before: tuple[float, float], after: tuple[float, float], n: int) -> tuple[float, ...]:
+    return tuple((b - a) / n for a, b in zip(before, after, strict=True))
+
+
 def measure(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
     root = project(lines)
     server = Server(tree)
@@ -51,39 +67,54 @@ def measure(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
         for _ in range(20):
             server.ask("lean_hover", hover)
         time.sleep(2.5)  # past the racy window of the last write
-        start = server.cpu_ms()
+        start = _cpu(server)
         for _ in range(calls):
             server.ask("lean_hover", hover)
-        unchanged = (server.cpu_ms() - start) / calls
+        unchanged = _per_call(start, _cpu(server), calls)
         big = root / "Big.lean"
         texts = [body(lines, -1), body(lines, -2)]
-        start = server.cpu_ms()
+        for serial in range(4):  # the edited command is elaborated once per text
+            big.write_text(texts[serial % 2])
+            server.ask("lean_update", ws)
+        time.sleep(1.0)
+        start = _cpu(server)
         for serial in range(edits):
             big.write_text(texts[serial % 2])
             server.ask("lean_update", ws)
         time.sleep(1.0)  # Lean's answers to the last edit arrive and are handled
-        cpu = server.cpu_ms() - start
+        edit = _per_call(start, _cpu(server), edits)
         stats = server.ask("beam_stats", {})
     finally:
         server.close()
     (entry,) = stats["workspaces"]
-    return {"unchanged": unchanged, "edit": cpu / edits, "lean": entry.get("lean")}
+    return {"unchanged": unchanged, "edit": edit, "lean": entry.get("lean")}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tree", type=Path, default=REPO)
-    parser.add_argument("--sizes", default="100,10000,50000")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, action="append", help="default: this checkout")
+    parser.add_argument("--sizes", default="100,20000,50000")
     parser.add_argument("--calls", type=int, default=400)
-    parser.add_argument("--edits", type=int, default=100)
+    parser.add_argument("--edits", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=1)
     options = parser.parse_args()
-    print(f"tree {options.tree}")
+    trees = [t.resolve() for t in options.tree or [REPO]]
+    print(
+        "server CPU per call, ms: psutil user+system (10 ms ticks) / schedstat of its threads"
+        f" (load {psutil.getloadavg()[0]:.1f} at the start)"
+    )
     for lines in (int(size) for size in options.sizes.split(",")):
-        found = measure(options.tree.resolve(), lines, options.calls, options.edits)
-        print(
-            f"{lines:>6} lines: server CPU per unchanged hover {found['unchanged']:.3f} ms,"
-            f" per one-line edit {found['edit']:.3f} ms; lean {found['lean']}"
-        )
+        for round_ in range(1, options.rounds + 1):
+            for tree in trees:
+                found = measure(tree, lines, options.calls, options.edits)
+                hover, edit = found["unchanged"], found["edit"]
+                print(
+                    f"{lines:>6} lines, round {round_}, {tree}: unchanged hover"
+                    f" {hover[0]:.3f} / {hover[1]:.3f},"
+                    f" one-line edit {edit[0]:.3f} / {edit[1]:.3f}; lean {found['lean']}",
+                    flush=True,
+                )
+    print(f"load {psutil.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

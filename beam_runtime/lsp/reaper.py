@@ -17,7 +17,6 @@ only), which does the same.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -100,10 +99,19 @@ def _start() -> Watchdog:
 
 def _command(token: str) -> list[str]:
     """The shell watchdog, or this file run by Python where the shell or grep is missing."""
-    grep = shutil.which("grep")
+    grep = _on_path("grep")
     if grep is not None and os.access(_SHELL, os.X_OK):
         return [_SHELL, "-c", _SCRIPT, "lean-beam-watchdog", grep, f"^{MARKER_VARIABLE}={token}"]
     return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), token]
+
+
+def _on_path(name: str) -> str | None:
+    """``shutil.which`` without importing shutil (and the compression modules it loads)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or os.curdir, name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 def _environment() -> dict[str, str]:
