@@ -14,7 +14,11 @@ clock ticks, 10 ms here, so many calls) and the on-CPU time of its threads from
 ``/proc/<pid>/task/*/schedstat`` (nanoseconds; threads that end during the loop would be missed,
 and none does), plus the ``lean`` counters of ``beam_stats`` when the tree has them. With several
 trees they run in turns for each size (``--rounds`` times), so they share the machine's moods.
-Run: ``.venv-test/bin/python bench/cost.py [--tree PATH ...] [--sizes 100,20000,50000]``.
+With ``--instructions`` the same loops run under ``valgrind --tool=callgrind`` and print the
+instructions the server executed per call instead: user space only, and not moved by the
+machine's load (Lean then reports progress only when it is done, so every edit brings the same
+answers). Run:
+``.venv-test/bin/python bench/cost.py [--tree PATH ...] [--sizes 100,20000,50000]``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +38,7 @@ sys.path.insert(0, str(REPO))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from driver import Server  # noqa: E402
+from driver import Callgrind, Server, valgrind_missing  # noqa: E402
 from first_call import thread_cpu_ms  # noqa: E402
 
 
@@ -49,45 +54,66 @@ def body(lines: int, serial: int) -> str:
     return "".join(f"def d{i} : Nat := {serial if i == middle else i}\n" for i in range(lines))
 
 
-def _cpu(server: Server) -> tuple[float, float]:
+def _cpu(server: Server) -> tuple[float, ...]:
     return server.cpu_ms(), thread_cpu_ms(server.proc.pid)
 
 
-def _per_call(before: tuple[float, float], after: tuple[float, float], n: int) -> tuple[float, ...]:
+def _per_call(before: tuple[float, ...], after: tuple[float, ...], n: int) -> tuple[float, ...]:
     return tuple((b - a) / n for a, b in zip(before, after, strict=True))
 
 
-def measure(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
+def measure(
+    server: Server,
+    lines: int,
+    calls: int,
+    edits: int,
+    read: Callable[[], tuple[float, ...]],
+) -> dict[str, Any]:
+    """Per call of each loop, what ``read`` counts; the server is closed afterwards."""
     root = project(lines)
-    server = Server(tree)
     ws = {"workspace": {"root": str(root)}, "path": "Big.lean"}
-    try:
-        version = server.ask("lean_sync", ws)["version"]
-        hover = {**ws, "version": version, "line": 0, "character": 4}
-        for _ in range(20):
-            server.ask("lean_hover", hover)
-        time.sleep(2.5)  # past the racy window of the last write
-        start = _cpu(server)
-        for _ in range(calls):
-            server.ask("lean_hover", hover)
-        unchanged = _per_call(start, _cpu(server), calls)
-        big = root / "Big.lean"
-        texts = [body(lines, -1), body(lines, -2)]
-        for serial in range(4):  # the edited command is elaborated once per text
-            big.write_text(texts[serial % 2])
-            server.ask("lean_update", ws)
-        time.sleep(1.0)
-        start = _cpu(server)
-        for serial in range(edits):
-            big.write_text(texts[serial % 2])
-            server.ask("lean_update", ws)
-        time.sleep(1.0)  # Lean's answers to the last edit arrive and are handled
-        edit = _per_call(start, _cpu(server), edits)
-        stats = server.ask("beam_stats", {})
-    finally:
-        server.close()
+    version = server.ask("lean_sync", ws)["version"]
+    hover = {**ws, "version": version, "line": 0, "character": 4}
+    for _ in range(20):
+        server.ask("lean_hover", hover)
+    time.sleep(2.5)  # past the racy window of the last write
+    start = read()
+    for _ in range(calls):
+        server.ask("lean_hover", hover)
+    unchanged = _per_call(start, read(), calls)
+    big = root / "Big.lean"
+    texts = [body(lines, -1), body(lines, -2)]
+    for serial in range(4):  # the edited command is elaborated once per text
+        big.write_text(texts[serial % 2])
+        server.ask("lean_update", ws)
+    time.sleep(1.0)
+    start = read()
+    for serial in range(edits):
+        big.write_text(texts[serial % 2])
+        server.ask("lean_update", ws)
+    time.sleep(1.0)  # Lean's answers to the last edit arrive and are handled
+    edit = _per_call(start, read(), edits)
+    stats = server.ask("beam_stats", {})
     (entry,) = stats["workspaces"]
     return {"unchanged": unchanged, "edit": edit, "lean": entry.get("lean")}
+
+
+def cpu(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
+    server = Server(tree)
+    try:
+        return measure(server, lines, calls, edits, lambda: _cpu(server))
+    finally:
+        server.close()
+
+
+def instructions(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
+    # Lean reports no progress while it works (only when done): the same answers per edit,
+    # however long the elaboration takes beside the slowed-down server.
+    counted = Callgrind(tree, FAKE_LEAN_REPORT_DELAY_MS="600000")
+    try:
+        return measure(counted.server, lines, calls, edits, lambda: (counted.read(),))
+    finally:
+        counted.close()
 
 
 def main() -> None:
@@ -97,21 +123,32 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--instructions", action="store_true", help="under callgrind instead")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
-    print(
-        "server CPU per call, ms: psutil user+system (10 ms ticks) / schedstat of its threads"
-        f" (load {psutil.getloadavg()[0]:.1f} at the start)"
-    )
+    if options.instructions:
+        if valgrind_missing():
+            raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control)")
+        unit = "thousand instructions per call (callgrind)"
+    else:
+        unit = "server CPU per call, ms: psutil user+system (10 ms ticks) / schedstat of threads"
+    print(f"{unit} (load {psutil.getloadavg()[0]:.1f} at the start)")
+    run = instructions if options.instructions else cpu
     for lines in (int(size) for size in options.sizes.split(",")):
         for round_ in range(1, options.rounds + 1):
             for tree in trees:
-                found = measure(tree, lines, options.calls, options.edits)
+                found = run(tree, lines, options.calls, options.edits)
                 hover, edit = found["unchanged"], found["edit"]
+                if options.instructions:
+                    figures = f"{hover[0] / 1e3:.1f}, one-line edit {edit[0] / 1e3:.1f}"
+                else:
+                    figures = (
+                        f"{hover[0]:.3f} / {hover[1]:.3f},"
+                        f" one-line edit {edit[0]:.3f} / {edit[1]:.3f}"
+                    )
                 print(
-                    f"{lines:>6} lines, round {round_}, {tree}: unchanged hover"
-                    f" {hover[0]:.3f} / {hover[1]:.3f},"
-                    f" one-line edit {edit[0]:.3f} / {edit[1]:.3f}; lean {found['lean']}",
+                    f"{lines:>6} lines, round {round_}, {tree}: unchanged hover {figures};"
+                    f" lean {found['lean']}",
                     flush=True,
                 )
     print(f"load {psutil.getloadavg()[0]:.1f} at the end")
