@@ -76,8 +76,26 @@ def thread_cpu_ms(pid: int) -> float:
     return total / 1e6
 
 
-def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
-    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer."""
+def watchdog(server: psutil.Process) -> tuple[float, float]:
+    """RSS (MiB) and CPU (ms) of the server's watchdog once it has settled; NaN without one."""
+    for child in server.children():
+        line = " ".join(child.cmdline())
+        if "lean-beam-watchdog" in line or "reaper.py" in line:
+            before = -1.0
+            for _ in range(40):  # a Python watchdog takes a while to start: wait until idle
+                times = child.cpu_times()
+                spent = (times.user + times.system) * 1000
+                if spent == before:
+                    break
+                before = spent
+                time.sleep(0.05)
+            return child.memory_info().rss / 2**20, spent
+    return float("nan"), float("nan")
+
+
+def sample(tree: Path, kind: str, root: Path) -> tuple[float, ...]:
+    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer;
+    then its watchdog's RSS (MiB) and CPU (ms)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
         cwd=tree,
@@ -98,7 +116,7 @@ def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
         times = ps.cpu_times()
         precise = thread_cpu_ms(proc.pid)
         assert reply["result"]["isError"] is False, reply
-        return (times.user + times.system) * 1000, precise
+        return ((times.user + times.system) * 1000, precise, *watchdog(ps))
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
@@ -170,7 +188,7 @@ def main() -> int:
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
     root = project()
-    found: dict[tuple[Path, str], list[tuple[float, float]]] = {
+    found: dict[tuple[Path, str], list[tuple[float, ...]]] = {
         (t, k): [] for t in trees for k in KINDS
     }
     for _ in range(options.runs):
@@ -191,12 +209,16 @@ def main() -> int:
                 ticks = f"{got[0] - base[0]:+6.1f} ({got[1] - base[1]:+6.1f})"
                 line += f" | {ticks} | {got[2] - base[2]:+6.1f} ({got[3] - base[3]:+6.1f})"
             print(line)
+        dogs = [s for k in KINDS[1:] for s in found[tree, k]]
+        rss = statistics.median(s[2] for s in dogs)
+        spent = statistics.median(s[3] for s in dogs)
+        print(f"  its watchdog, median: {rss:.1f} MiB resident, {spent:.0f} ms CPU (ticks)")
     if options.instructions:
         _instruction_figures(trees, root, options.instructions)
     return 0
 
 
-def _figures(samples: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+def _figures(samples: list[tuple[float, ...]]) -> tuple[float, float, float, float]:
     ticks = [s[0] for s in samples]
     precise = [s[1] for s in samples]
     return (
