@@ -437,7 +437,7 @@ class AsyncServer:
         flight.root_resolved = True
         prelude = safe_read.Prelude(partial(check_root, given, known))
         try:
-            with safe_read.riding(prelude):
+            with prelude:
                 content = await self._backend_call(call, reporter)
         except Exception:
             if prelude.failure is None:

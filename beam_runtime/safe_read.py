@@ -220,14 +220,14 @@ class Prelude:
     """A check that rides along with the next bounded call of the task that armed it.
 
     A trip to a pool thread and back costs about 100 µs, a ``stat`` about 7: a caller that
-    must check a path it remembered (the server's canonical workspace roots) arms a prelude
-    with `riding`, and the first `call_async` its task makes runs the check first, in the same
-    thread trip. A check that raises ends that call with its exception (``failure`` keeps it,
-    in case the code that made the call catches it); one that no call took is still
-    ``pending`` when the caller's block ends, and the caller runs it by itself.
+    must check a path it remembered (the server's canonical workspace roots) arms a prelude for
+    a block (``with prelude:``), and the first `call_async` its task makes there runs the check
+    first, in the same thread trip. A check that raises ends that call with its exception
+    (``failure`` keeps it, in case the code that made the call catches it); one that no call
+    took is still ``pending`` after the block, and the caller runs it by itself.
     """
 
-    __slots__ = ("check", "failure", "task")
+    __slots__ = ("_token", "check", "failure", "task")
 
     def __init__(self, check: Callable[[], None]) -> None:
         self.check: Callable[[], None] | None = check
@@ -242,6 +242,16 @@ class Prelude:
         check, self.check = self.check, None
         return check
 
+    def __enter__(self) -> Prelude:
+        import asyncio
+
+        self.task = asyncio.current_task()
+        self._token = _PRELUDE.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _PRELUDE.reset(self._token)
+
     def _then(self, check: Callable[[], None], fn: Callable[[], T]) -> T:
         try:
             check()
@@ -252,25 +262,6 @@ class Prelude:
 
 
 _PRELUDE: ContextVar[Prelude | None] = ContextVar("beam_read_prelude", default=None)
-
-
-class riding:  # lower case: read as ``with safe_read.riding(prelude):``
-    """Arms `prelude` for the current task while the block runs (then disarms it)."""
-
-    __slots__ = ("_prelude", "_token")
-
-    def __init__(self, prelude: Prelude) -> None:
-        self._prelude = prelude
-
-    def __enter__(self) -> Prelude:
-        import asyncio
-
-        self._prelude.task = asyncio.current_task()
-        self._token = _PRELUDE.set(self._prelude)
-        return self._prelude
-
-    def __exit__(self, *exc: object) -> None:
-        _PRELUDE.reset(self._token)
 
 
 async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S) -> T:
