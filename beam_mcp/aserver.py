@@ -27,7 +27,14 @@ from beam_mcp.progress import LogPolicy, Reporter
 from beam_mcp.router import PendingCall, Router
 from beam_mcp.stdio import handle_line, long_lived, pollable, write_all
 from beam_mcp.wire import RequestId, RpcError, id_key
-from beam_mcp.workspace import canonical_root_async
+from beam_mcp.workspace import (
+    KnownRoots,
+    RootMoved,
+    canonical_root_async,
+    check_root,
+    check_root_async,
+)
+from beam_runtime import safe_read
 
 if TYPE_CHECKING:
     from beam_mcp.server import Server
@@ -173,6 +180,7 @@ class Flight:
         self.notified = False  # a notification of this call was sent
         self.done = False  # answered, or cancelled and accounted for
         self.size = 0  # bytes of the request line, counted against the in-flight byte bound
+        self.root_resolved = False  # call.root is canonical
         self._finished: anyio.Event | None = None
 
     def finish(self) -> None:
@@ -189,6 +197,18 @@ class Flight:
         return self._finished
 
 
+async def _moved(given: str, prelude: safe_read.Prelude) -> bool:
+    """Whether the root moved, asked off the loop when no trip of the call took the check."""
+    check = prelude.take()
+    if check is None:
+        return False
+    try:
+        await check_root_async(given, check)
+    except RootMoved:
+        return True
+    return False
+
+
 class AsyncServer:
     def __init__(
         self, server: Server, tg: TaskGroup, out: MemoryObjectSendStream[Item], state: WriterState
@@ -202,6 +222,7 @@ class AsyncServer:
         self.fence: anyio.Event | None = None  # set when the latest drop finished
         self._backend: LeanBackend | None = None
         self.workers = Workers(tg)
+        self.roots = KnownRoots()  # roots as given -> canonical, checked again by each call
         self.outbox = AsyncOutbox(out, state)
         self.state = state
         # Lines read and not handled yet: they wait while output or calls are over their bound.
@@ -397,40 +418,71 @@ class AsyncServer:
             await self.execute(flight, reporter)
         self.conclude(flight, reporter)
 
-    async def _canonical_root(self, flight: Flight) -> ToolError | None:
+    async def _canonical_root(self, flight: Flight) -> None:
         """The root as given becomes canonical here, off the event loop and bounded (a root on a
-        stuck mount stalls nothing); a fence (a drop) accepts a root that is gone already."""
+        stuck mount stalls nothing); a fence (a drop) accepts a root that is gone already. An
+        unusable root is the tool error raised."""
         call = flight.call
-        try:
-            root = await canonical_root_async(call.root, allow_vanished=call.spec.fence)
-        except ToolError as err:
-            return err
+        root = await canonical_root_async(call.root, allow_vanished=call.spec.fence)
+        if not call.spec.fence:
+            self.roots.remember(call.root, root)
         flight.call = replace(call, root=root)
-        return None
+        flight.root_resolved = True
+
+    async def _run_backend(self, flight: Flight, reporter: Reporter) -> dict[str, Any]:
+        """The backend's call. A root canonicalized by an earlier call is not resolved again
+        first: its check rides along with the call's first trip off the loop (`workspace`);
+        when the root no longer leads where it did, it is resolved afresh and the call runs
+        again."""
+        call = flight.call
+        given = call.root
+        known = None if call.spec.fence else self.roots.get(given)
+        if known is None:
+            await self._canonical_root(flight)
+            return await self._backend_call(flight.call, reporter)
+        flight.call = call = replace(call, root=known)
+        flight.root_resolved = True
+        prelude = safe_read.Prelude(partial(check_root, given, known))
+        try:
+            with prelude:
+                content = await self._backend_call(call, reporter)
+        except Exception:
+            if prelude.failure is None:
+                raise  # the call's own error, the root held
+        else:
+            if prelude.failure is None and not await _moved(given, prelude):
+                return content
+        self.roots.forget(given)  # the root moved: resolve it again and run the call again
+        flight.call = replace(call, root=given)
+        flight.root_resolved = False
+        await self._canonical_root(flight)
+        return await self._backend_call(flight.call, reporter)
+
+    async def _backend_call(self, call: PendingCall, reporter: Reporter) -> dict[str, Any]:
+        ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
+        return await self.backend.call(call.spec, call.arguments, ctx)
 
     async def execute(self, flight: Flight, reporter: Reporter) -> None:
-        error = await self._canonical_root(flight)
-        call = flight.call
-        stats_root = call.root if error is None else None  # never a root that did not resolve
-        ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
         # A loop timer, not a task: no task to spawn, cancel and wind down per call.
         timer: asyncio.TimerHandle | None = None
-        if call.token is None:
+        if flight.call.token is None:
             delay = self.settings.status_delay_ms / 1000
             timer = asyncio.get_running_loop().call_later(delay, reporter.status)
         content: dict[str, Any] | None = None
+        error: ToolError | None = None
         try:
-            if error is None:
-                content = await self.backend.call(call.spec, call.arguments, ctx)
+            content = await self._run_backend(flight, reporter)
         except ToolError as err:
             error = err
         except OSError as exc:  # the system refused something (a denied path, a full disk)
             error = system_tool_error(call.tool, exc)
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
-            error = ToolError("internalError", f"{call.tool} failed unexpectedly: {exc!r}")
+            error = ToolError("internalError", f"{flight.call.tool} failed unexpectedly: {exc!r}")
         finally:
             if timer is not None:
                 timer.cancel()
+        call = flight.call
+        stats_root = call.root if flight.root_resolved else None  # never one that did not resolve
         if flight.notified:
             await self.outbox.drained()
             await self.outbox.delivered()

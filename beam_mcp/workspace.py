@@ -1,9 +1,19 @@
-"""Validation and canonicalization of the local workspace descriptor."""
+"""Validation and canonicalization of the local workspace descriptor.
+
+A call's root is canonicalized off the event loop (a root on a stuck mount must stall nothing).
+The server remembers what each root as given canonicalized to (`KnownRoots`); a later call on
+the same root starts at once with the remembered name and checks it again inside its first
+bounded trip off the loop, the one that stats or reads its file (`check_root`, riding along as a
+``safe_read.Prelude``): one trip per call instead of two. A root that no longer leads to the
+same project raises `RootMoved`, and the server canonicalizes it afresh and runs the call again.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import partial
 
 from beam_mcp.errors import ToolError
@@ -48,6 +58,50 @@ async def canonical_root_async(root: str, *, allow_vanished: bool = False) -> st
         )
     except safe_read.RefusedRead as exc:
         message = f"workspace root {root} did not answer: {exc.strerror}"
+        raise ToolError("timeout", message, safe_read.timeout_details()) from None
+
+
+class RootMoved(Exception):
+    """A remembered canonical root no longer holds for the root as given."""
+
+
+def check_root(given: str, known: str) -> None:
+    """Off the loop: `given` still canonicalizes to `known`, or `RootMoved`."""
+    try:
+        again = canonical_root(given)
+    except ToolError:
+        raise RootMoved(given) from None
+    if again != known:
+        raise RootMoved(given)
+
+
+class KnownRoots:
+    """Roots as given -> their canonical names, the newest `size` of them."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._known: OrderedDict[str, str] = OrderedDict()
+
+    def get(self, given: str) -> str | None:
+        return self._known.get(given)
+
+    def remember(self, given: str, canonical: str) -> None:
+        self._known[given] = canonical
+        self._known.move_to_end(given)
+        while len(self._known) > self._size:
+            self._known.popitem(last=False)
+
+    def forget(self, given: str) -> None:
+        self._known.pop(given, None)
+
+
+async def check_root_async(given: str, check: Callable[[], None]) -> None:
+    """`check` (a bound `check_root`) off the event loop and bounded, when no trip of the call
+    took it along; raises `RootMoved`, or the timeout tool error on a stuck mount."""
+    try:
+        await safe_read.call_async(check, given)
+    except safe_read.RefusedRead as exc:
+        message = f"workspace root {given} did not answer: {exc.strerror}"
         raise ToolError("timeout", message, safe_read.timeout_details()) from None
 
 

@@ -9,9 +9,13 @@ and is not counted).
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +35,12 @@ FAKE_ENV = {"FAKE_LEAN_REPORT_DELAY_MS": "5", "FAKE_LEAN_CMD_DELAY_MS": "0"}
 class Server:
     """``lean-beam-mcp`` of ``tree``; ``ask`` waits for the answer and insists it is no error."""
 
-    def __init__(self, tree: Path, *flags: str, **env: str) -> None:
+    def __init__(self, tree: Path, *flags: str, prefix: Sequence[str] = (), **env: str) -> None:
+        """``prefix`` runs the server under another command (``valgrind ...``)."""
         self.tree = tree
         args = flags or ("--lean-cmd", FAKE_CMD)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "beam_mcp", *args],
+            [*prefix, sys.executable, "-m", "beam_mcp", *args],
             cwd=tree,
             env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, **env}),
             stdin=subprocess.PIPE,
@@ -64,3 +69,40 @@ class Server:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
+
+
+class Callgrind:
+    """A server run under ``valgrind --tool=callgrind``: ``read()`` is the number of
+    instructions it executed so far (each read dumps the counters since the last one)."""
+
+    def __init__(self, tree: Path, **env: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="beam-callgrind-"))
+        out = f"--callgrind-out-file={self.dir / 'out'}"
+        # the same hash seed in every run: the same dict layouts, the same work
+        self.server = Server(
+            tree, prefix=("valgrind", "--tool=callgrind", out), PYTHONHASHSEED="0", **env
+        )
+        self.total = 0
+        self.dumps = 0
+
+    def read(self) -> float:
+        self.dumps += 1
+        subprocess.run(
+            ["callgrind_control", f"--dump=d{self.dumps}", str(self.server.proc.pid)],
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
+        dump = self.dir / f"out.{self.dumps}"
+        found = re.search(r"^(?:summary|totals): (\d+)", dump.read_text(), re.MULTILINE)
+        assert found is not None, dump
+        self.total += int(found.group(1))
+        return float(self.total)
+
+    def close(self) -> None:
+        self.server.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def valgrind_missing() -> bool:
+    return shutil.which("valgrind") is None or shutil.which("callgrind_control") is None

@@ -14,14 +14,22 @@ still alive then). It prints medians (with the psutil mean and the schedstat min
 at most 50 ms). With several
 ``--tree`` options the trees are sampled in alternating rounds, so they share the machine's
 moods. Run:
-``.venv-test/bin/python bench/first_call.py [--tree PATH ...] [--runs N]``.
+``.venv-test/bin/python bench/first_call.py [--tree PATH ...] [--runs N] [--instructions N]``.
+
+CPU time on a shared machine moves with its load (caches, the other hyperthread). With
+``--instructions N`` each tree and call is also run N times under ``valgrind --tool=callgrind``
+(about 50 times slower), and the instructions the server executed up to the answer are
+printed: a figure the neighbours do not move (user space only: page faults, ``fork`` and other
+kernel work are not in it; compare trees, not absolute milliseconds).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,8 +76,26 @@ def thread_cpu_ms(pid: int) -> float:
     return total / 1e6
 
 
-def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
-    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer."""
+def watchdog(server: psutil.Process) -> tuple[float, float]:
+    """RSS (MiB) and CPU (ms) of the server's watchdog once it has settled; NaN without one."""
+    for child in server.children():
+        line = " ".join(child.cmdline())
+        if "lean-beam-watchdog" in line or "reaper.py" in line:
+            before = -1.0
+            for _ in range(40):  # a Python watchdog takes a while to start: wait until idle
+                times = child.cpu_times()
+                spent = (times.user + times.system) * 1000
+                if spent == before:
+                    break
+                before = spent
+                time.sleep(0.05)
+            return child.memory_info().rss / 2**20, spent
+    return float("nan"), float("nan")
+
+
+def sample(tree: Path, kind: str, root: Path) -> tuple[float, ...]:
+    """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer;
+    then its watchdog's RSS (MiB) and CPU (ms)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
         cwd=tree,
@@ -90,20 +116,79 @@ def sample(tree: Path, kind: str, root: Path) -> tuple[float, float]:
         times = ps.cpu_times()
         precise = thread_cpu_ms(proc.pid)
         assert reply["result"]["isError"] is False, reply
-        return (times.user + times.system) * 1000, precise
+        return ((times.user + times.system) * 1000, precise, *watchdog(ps))
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
+
+
+def instructions(tree: Path, kind: str, root: Path) -> int:
+    """Instructions a fresh server under callgrind executed until the answer to one call."""
+    out = Path(tempfile.mkdtemp(prefix="beam-callgrind-")) / "out"
+    proc = subprocess.Popen(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "beam_mcp",
+            "--lean-cmd",
+            FAKE_CMD,
+        ],
+        cwd=tree,
+        # the same hash seed in every run: the same dict layouts, the same work
+        env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, "PYTHONHASHSEED": "0"}),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(call(1, kind, arguments(kind, root))).encode() + b"\n")
+        proc.stdin.flush()
+        while json.loads(proc.stdout.readline()).get("id") != 1:
+            pass
+        dump = ["callgrind_control", "--dump=answer", str(proc.pid)]
+        subprocess.run(dump, capture_output=True, check=True, timeout=120)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=300)
+    (first,) = [f for f in out.parent.iterdir() if f.name.endswith(".1")]
+    found = re.search(r"^(?:summary|totals): (\d+)", first.read_text(), re.MULTILINE)
+    assert found is not None, first
+    shutil.rmtree(out.parent)
+    return int(found.group(1))
+
+
+def _instruction_figures(trees: list[Path], root: Path, runs: int) -> None:
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("instructions: valgrind is not installed here")
+        return
+    found: dict[tuple[Path, str], list[int]] = {(t, k): [] for t in trees for k in KINDS}
+    for _ in range(runs):
+        for tree in trees:
+            for kind in KINDS:
+                found[tree, kind].append(instructions(tree, kind, root))
+    print(f"instructions executed by the server up to the answer (callgrind, median of {runs}):")
+    for tree in trees:
+        base = statistics.median(found[tree, "beam_version"])
+        print(f"tree {tree}")
+        for kind in KINDS:
+            got = statistics.median(found[tree, kind])
+            extra = "" if kind == "beam_version" else f" | {(got - base) / 1e6:+8.1f} M over it"
+            print(f"  {kind:13} {got / 1e6:8.1f} M{extra}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", help="default: this checkout")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--instructions", type=int, default=0, metavar="N")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
     root = project()
-    found: dict[tuple[Path, str], list[tuple[float, float]]] = {
+    found: dict[tuple[Path, str], list[tuple[float, ...]]] = {
         (t, k): [] for t in trees for k in KINDS
     }
     for _ in range(options.runs):
@@ -124,10 +209,16 @@ def main() -> int:
                 ticks = f"{got[0] - base[0]:+6.1f} ({got[1] - base[1]:+6.1f})"
                 line += f" | {ticks} | {got[2] - base[2]:+6.1f} ({got[3] - base[3]:+6.1f})"
             print(line)
+        dogs = [s for k in KINDS[1:] for s in found[tree, k]]
+        rss = statistics.median(s[2] for s in dogs)
+        spent = statistics.median(s[3] for s in dogs)
+        print(f"  its watchdog, median: {rss:.1f} MiB resident, {spent:.0f} ms CPU (ticks)")
+    if options.instructions:
+        _instruction_figures(trees, root, options.instructions)
     return 0
 
 
-def _figures(samples: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+def _figures(samples: list[tuple[float, ...]]) -> tuple[float, float, float, float]:
     ticks = [s[0] for s in samples]
     precise = [s[1] for s in samples]
     return (

@@ -81,7 +81,9 @@ call, so no Lean is running yet. In order, through these modules:
    (under `stdio.long_lived`) and `run_async` starts anyio. `AsyncServer.pump` takes stdin over from
    the thread when the loop can wait on it, `admit` makes a `Flight`, and a `Workers` task runs
    `run_call`, then `execute`: the root is canonicalized off the loop
-   (`workspace.canonical_root_async` through `beam_runtime/safe_read.py`), a `backend.ToolContext`
+   (`workspace.canonical_root_async` through `beam_runtime/safe_read.py`; a root canonicalized
+   before is taken as remembered and checked again inside the call's first trip off the loop,
+   `workspace.check_root` riding along as a `safe_read.Prelude`), a `backend.ToolContext`
    wraps the call's `progress.Reporter`, and the backend is made on first use
    (`backend.create_backend`).
 5. `beam_mcp/hosted.py`: `SharedBackend` fills the default `wait_ms` and, by default, sends the
@@ -100,9 +102,10 @@ call, so no Lean is running yet. In order, through these modules:
    `session/manager.py` `SessionManager.use(root)` makes the workspace's session:
    `session/launch.py` resolves the command, `session/session.py` `LeanSession.start` opens
    `lsp/client.py` `LspClient.open_in` (the process from `lsp/process.py`) and sends `initialize`.
-8. `beam_runtime/broker/queries/queries.py`: `goals` enters `CheckedDocument`: a
-   `session/reporting.py` `CallReport` for what the client is told, the document lock,
-   `LeanSession.sync_text` (re-reads the file and opens or changes it in Lean through
+8. `beam_runtime/broker/queries/queries.py`: `goals` enters `CheckedDocument`, around
+   `session/named.py` `NamedDocument`: a `session/reporting.py` `CallReport` for what the client
+   is told, the document lock, `LeanSession.sync_text` (checks the remembered resolution of the
+   path and re-reads the file in one trip, and opens or changes it in Lean through
    `lsp/messages.py`), `session/documents.py` `check_version`, and the report listening for the
    file's progress and diagnostics. `queries/positions.py` turns the position form into a line and
    character (`queries/goals.py` `after_position` for `mode: after`).

@@ -10,9 +10,10 @@ from beam_runtime.broker import errors
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.session import diagnostics as diag
 from beam_runtime.broker.session.documents import OpenDocument, workspace
+from beam_runtime.broker.session.named import NamedDocument
 from beam_runtime.broker.session.paths import SourceFile, read_source_async, resolve_source_async
 from beam_runtime.broker.session.recovery import incomplete_data
-from beam_runtime.broker.session.reporting import CallReport, Context
+from beam_runtime.broker.session.reporting import CallReport, Context, Preparing
 from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.waiting import barrier_within
 from beam_runtime.broker.verify.save import (
@@ -26,11 +27,8 @@ from beam_runtime.broker.verify.save import (
 
 
 async def update(session: LeanSession, path: str, ctx: Context) -> dict[str, Any]:
-    source = await resolve_source_async(session.root, path)
-    CallReport(ctx, source.display).preparing()
-    async with session.document_lock(source):
-        doc, changed = await session.sync_text(source)
-    return {**workspace(session), "version": doc.version, "changed": changed}
+    async with NamedDocument(session, path, Preparing(ctx)) as (_, doc, changed):
+        return {**workspace(session), "version": doc.version, "changed": changed}
 
 
 async def close(session: LeanSession, path: str) -> dict[str, Any]:
@@ -50,14 +48,19 @@ async def sync(
     refresh: bool = False,
     wait_ms: int | None = None,
 ) -> dict[str, Any]:
-    source = await resolve_source_async(session.root, path)
-    report = CallReport(ctx, source.display, scope)
-    report.preparing()
-    async with session.document_lock(source):
-        if refresh:
+    preparing = Preparing(ctx, scope)
+    if refresh:  # closed first, then opened again: no remembered resolution
+        source = await resolve_source_async(session.root, path)
+        preparing(source)
+        async with session.document_lock(source):
             await session.close_document(source)
-        doc, complete = await _synced(session, source, report, wait_ms)
-        body = sync_body(doc, include_items=items, scope=scope, complete=complete)
+            doc, _ = await session.sync_text(source)
+            complete = await _barrier(session, source, doc, preparing, wait_ms)
+            body = sync_body(doc, include_items=items, scope=scope, complete=complete)
+    else:
+        async with NamedDocument(session, path, preparing) as (source, doc, _):
+            complete = await _barrier(session, source, doc, preparing, wait_ms)
+            body = sync_body(doc, include_items=items, scope=scope, complete=complete)
     return {
         **workspace(session),
         **body,
@@ -72,22 +75,27 @@ def _retry(complete: bool, wait_ms: int | None) -> dict[str, Any]:
     return {"retry_after_ms": errors.retry_after_ms(wait_ms or 0)}
 
 
-async def _synced(
-    session: LeanSession, source: SourceFile, report: CallReport, wait_ms: int | None = None
-) -> tuple[OpenDocument, bool]:
-    """Edit (if needed) and wait for the barrier up to ``wait_ms``; the caller holds the lock.
+async def _barrier(
+    session: LeanSession,
+    source: SourceFile,
+    doc: OpenDocument,
+    preparing: Preparing,
+    wait_ms: int | None = None,
+) -> bool:
+    """Wait for the barrier of the synced ``doc`` up to ``wait_ms``; the caller holds the lock.
 
-    The flag says whether the barrier finished; when it did not, it keeps running and the next
-    call for this version joins it (``waiting.py``).
+    Whether the barrier finished; when it did not, it keeps running and the next call for this
+    version joins it (``waiting.py``).
     """
-    doc, _changed = await session.sync_text(source)
+    report = preparing.report
+    assert report is not None  # told of `source` before its lock was taken
     report.attach(doc)
     try:
         complete = await barrier_within(session, doc, wait_ms)
     finally:
         report.detach(doc)
     if not complete:
-        return doc, False
+        return False
     stale = [diag.message_of(item) for item in doc.diagnostics if diag.is_stale_marker(item)]
     if stale:
         data = incomplete_data(source, doc.text.text, stale)
@@ -97,7 +105,7 @@ async def _synced(
             f"were not built; save or rebuild them (lake build), then lean_refresh this file",
             data,
         )
-    return doc, True
+    return True
 
 
 def sync_body(
@@ -131,10 +139,13 @@ async def save(
     wait_ms: int | None = None,
 ) -> dict[str, Any]:
     source = await resolve_source_async(session.root, path)
-    report = CallReport(ctx, source.display, scope)
-    report.preparing()
+    preparing = Preparing(ctx, scope)
+    preparing(source)
+    report = preparing.report
+    assert report is not None
     async with session.save_lock, session.document_lock(source):
-        doc, complete = await _synced(session, source, report, wait_ms)
+        doc, _ = await session.sync_text(source)
+        complete = await _barrier(session, source, doc, preparing, wait_ms)
         sync_result = sync_body(doc, include_items=False, scope=scope, complete=complete)
         if not complete:  # nothing saved: the same answer as a sync still running
             progress = doc.progress.to_json()

@@ -147,11 +147,14 @@ class Broker:
         """
         manager = self._manager()
         budget = _Budget(getattr(args, "wait_ms", None))
+        source = None
         if path is not None and not (rereads and _alive(manager, root)):
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
         async with manager.use(root, budget.left_s()) as session:
             self.lean_users.add(ctx.owner)
+            if source is not None and path is not None and session.known_source(path) is None:
+                session.remember_source(path, source)  # the operation's read checks it again
             return await operation(session, budget.spent_from(args), ctx)
 
     async def drop(self, root: str, *, owner: str = "", others: int = 0) -> DropResult:

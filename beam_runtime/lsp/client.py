@@ -226,9 +226,8 @@ class LspClient:
     ) -> LspClient:
         """Start ``argv`` in a task of the caller's long-lived ``group``; ``close()`` ends it.
 
-        The process is spawned on the event-loop thread (``PR_SET_PDEATHSIG`` follows the
-        thread that forks). ``on_notification`` sees every notification from the first one.
-        Spawn failures (``FileNotFoundError``, ``PermissionError``) are raised here.
+        ``on_notification`` sees every notification from the first one. Spawn failures
+        (``FileNotFoundError``, ``PermissionError``) are raised here.
         """
         client: LspClient = await group.start(
             partial(

@@ -1,12 +1,16 @@
 """Starting the server process and taking it down with every descendant.
 
-The server runs in its own session; on Linux it also gets ``PR_SET_PDEATHSIG`` so it dies with
-the thread that started it (start it from the event-loop thread, never a worker thread). Lean's
-file workers call ``setsid``, so killing the process group is not enough: descendants are
-tracked while the server runs (one shared scan, `scanner`), and every process carrying this
-session's marker variable in its environment is killed as well (that finds orphans whose parent
-already died). psutil is imported only when a tree is killed.
-When this process itself dies, even by SIGKILL, its watchdog (`reaper`) does the same.
+The server runs in its own session. Lean's file workers call ``setsid``, so killing the process
+group is not enough: descendants are tracked while the server runs (one shared scan,
+`scanner`), and every process carrying this session's marker variable in its environment is
+killed as well (that finds orphans whose parent already died). psutil is imported only when a
+tree is killed. When this process itself dies, even by SIGKILL, its watchdog (`reaper`) kills
+every marked process, the server and its workers alike.
+
+No ``preexec_fn`` (a parent-death signal would need one, and only reaches the server, not the
+workers it starts): with one, ``subprocess`` must ``fork`` instead of ``vfork``, and this
+process then takes a copy-on-write fault on every page it writes afterwards (about a thousand on
+a first Lean call).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -24,20 +27,8 @@ from typing import IO, Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from beam_runtime.lsp.reaper import MARKER_VARIABLE, session_marker
+from beam_runtime.lsp.reaper import MARKER_VARIABLE, marked_environment
 from beam_runtime.lsp.scanner import SCANNER, Descendant, read_table, start_ticks, update
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """preexec hook: ask the kernel to SIGKILL the child when its parent thread exits."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class ServerProcess:
@@ -53,9 +44,8 @@ class ServerProcess:
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> ServerProcess:
-    marker = session_marker()  # also starts this process's watchdog (`reaper`)
-    environment = dict(os.environ if env is None else env)
-    environment[MARKER_VARIABLE] = marker
+    environment = marked_environment(env)  # also starts this process's watchdog (`reaper`)
+    marker = environment[MARKER_VARIABLE]
     popen = subprocess.Popen(
         list(argv),
         cwd=str(cwd),
@@ -65,7 +55,6 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> Serv
         stderr=subprocess.PIPE,
         bufsize=0,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
     )
     return ServerProcess(popen, marker)
 

@@ -61,9 +61,9 @@ def test_unchanged_file_is_not_read_again(tmp_path: Path) -> None:
     path.write_text("def a : Nat := 1\n")
     reads: list[int] = []
 
-    def reader() -> bytes:
+    def reader(last: bytes | None) -> tuple[bytes, None]:
         reads.append(1)
-        return path.read_bytes()
+        return path.read_bytes(), None
 
     settled = SourceCache(window_ns=0)  # no racy window: the fingerprint alone decides
     first = settled.read(str(path), reader)
@@ -78,8 +78,8 @@ def test_a_file_modified_just_before_its_read_is_read_again(tmp_path: Path) -> N
     path = tmp_path / "A.lean"
     path.write_text("def a : Nat := 1\n")
     cache = SourceCache()  # the default window: a file written a moment ago is racy
-    cache.read(str(path), path.read_bytes)
-    cache.read(str(path), path.read_bytes)
+    cache.read(str(path), lambda last: (path.read_bytes(), None))
+    cache.read(str(path), lambda last: (path.read_bytes(), None))
     assert cache.counts.reads == 2 and cache.counts.racy_reads == 1 and cache.counts.hits == 0
 
 

@@ -62,6 +62,7 @@ NOT_ON_A_FIRST_CALL = (
     "anyio.streams.buffered",  # the LSP frame reader off asyncio
     "pydantic",
     "psutil",
+    "shutil",  # and the compression modules it loads
 )
 
 

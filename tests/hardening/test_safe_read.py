@@ -229,3 +229,30 @@ def test_the_read_bound_is_in_seconds(tmp_path: Path) -> None:
     reason, waited = answer.split()
     assert reason == "timeout"
     assert 0.9 <= float(waited) < 5, waited
+
+
+def test_a_prelude_rides_with_the_next_call_of_its_own_task_only(tmp_path: Path) -> None:
+    """The check runs once, in the thread trip of the first bounded call the arming task makes
+    (not in a task it started); a failing check ends that call and stays on record even when
+    the caller swallows it."""
+    path = tmp_path / "A.lean"
+    path.write_text("def a := 1\n")
+    seen: list[str] = []
+
+    def check() -> None:
+        seen.append("check")
+        raise LookupError("moved")
+
+    async def main() -> tuple[list[str], bool, bool]:
+        prelude = safe_read.Prelude(check)
+        with prelude:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(safe_read.read_async, str(path), 100)  # another task: no check
+            after_child = prelude.pending
+            with pytest.raises(LookupError):
+                await safe_read.read_async(str(path), 100)
+            assert seen == ["check"]
+            await safe_read.read_async(str(path), 100)  # taken: this call runs alone
+        return seen, after_child, isinstance(prelude.failure, LookupError)
+
+    assert anyio.run(main) == (["check"], True, True)

@@ -107,11 +107,11 @@ anyio.run(main)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog reads /proc")
 @pytest.mark.parametrize("main", [LAUNCHED, HOSTED], ids=["launch", "open_in"])
 def test_server_dies_with_a_killed_parent(project: Path, main: str) -> None:
     parent = subprocess.Popen(
-        # `sleep` ignores its stdin, so only the parent-death signal can end it early
+        # `sleep` ignores its stdin, so only the parent's watchdog can end it early
         [
             sys.executable,
             "-c",

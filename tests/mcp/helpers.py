@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +88,15 @@ class Server:
     """One server process; stdout lines are collected by a thread and parsed as JSON."""
 
     def __init__(
-        self, *args: str, env: dict[str, str] | None = None, cwd: str | None = None
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        prefix: Sequence[str] = (),
     ) -> None:
+        """`prefix` runs the server under another command (``strace -f -o ...``)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "beam_mcp", *args],
+            [*prefix, sys.executable, "-m", "beam_mcp", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

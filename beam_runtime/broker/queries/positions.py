@@ -18,12 +18,14 @@ from beam_runtime.broker.session.text import DocumentText, utf16_len
 if TYPE_CHECKING:
     from beam_runtime.broker.arguments import PositionForm
 
-_SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
-_TOP_LEVEL = re.compile(r"^\S")
+# Patterns as text, compiled where they are used (``re`` keeps them compiled): a call that names
+# its position by line and character, the usual case, compiles none of them.
+_SORRY = r"(?<![\w.'])sorry(?![\w'])"
+_TOP_LEVEL = r"^\S"
 _MODIFIERS = r"(?:(?:@\[[^\]]*\]|private|protected|noncomputable|partial|unsafe|nonrec)\s+)*"
 _KEYWORDS = r"(?:theorem|lemma|def|abbrev|instance|example|structure|class|inductive|opaque|axiom)"
-_DECLARATION = re.compile(rf"^{_MODIFIERS}{_KEYWORDS}\s+(?:\(priority[^)]*\)\s+)?([^\s:({{\[]+)")
-_NAMESPACE = re.compile(r"^(namespace|section|end)\b\s*([^\s]*)")
+_DECLARATION = rf"^{_MODIFIERS}{_KEYWORDS}\s+(?:\(priority[^)]*\)\s+)?([^\s:({{\[]+)"
+_NAMESPACE = r"^(namespace|section|end)\b\s*([^\s]*)"
 
 LINE_FORM = ("line", "character")
 MATCH_FORM = ("line1", "match", "occurrence")
@@ -133,10 +135,11 @@ def _sorry(text: DocumentText, name: str, index: int) -> tuple[int, int]:
 
 def sorry_tokens(text: DocumentText, found: Declaration) -> list[tuple[int, int]]:
     tokens = []
+    sorry = re.compile(_SORRY)
     for number in range(found.first, found.stop):
         line = text.lines[number]
         code = line.split("--", 1)[0]
-        tokens += [(number, utf16_len(line[: m.start()])) for m in _SORRY.finditer(code)]
+        tokens += [(number, utf16_len(line[: m.start()])) for m in sorry.finditer(code)]
     return tokens
 
 
@@ -144,18 +147,20 @@ def declarations(text: DocumentText) -> list[Declaration]:
     lines = text.lines
     scopes: list[str | None] = []
     starts: list[tuple[str, int]] = []
+    namespace, declaration = re.compile(_NAMESPACE), re.compile(_DECLARATION)
+    top_level = re.compile(_TOP_LEVEL)
     for number, line in enumerate(lines):
-        scope = _NAMESPACE.match(line)
+        scope = namespace.match(line)
         if scope is not None:
             _enter_or_leave(scopes, scope.group(1), scope.group(2))
             continue
-        head = _DECLARATION.match(line)
+        head = declaration.match(line)
         if head is not None:
             starts.append((_full_name(scopes, head.group(1)), number))
     found = []
     for name, first in starts:
         stop = first + 1
-        while stop < len(lines) and not _TOP_LEVEL.match(lines[stop]):
+        while stop < len(lines) and not top_level.match(lines[stop]):
             stop += 1
         found.append(Declaration(name, first, stop))
     return found

@@ -14,9 +14,9 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.queries import navigation
 from beam_runtime.broker.queries.positions import echo, resolve
 from beam_runtime.broker.session.documents import OpenDocument, check_version, workspace
-from beam_runtime.broker.session.paths import SourceMoved, resolve_source_async
-from beam_runtime.broker.session.reporting import CallReport, Context
-from beam_runtime.broker.session.session import DocumentLock, LeanSession
+from beam_runtime.broker.session.named import NamedDocument
+from beam_runtime.broker.session.reporting import CallReport, Context, Preparing
+from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.text import DocumentText, utf16_len
 from beam_runtime.broker.session.waiting import barrier_within
 from beam_runtime.lsp import messages
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
         WorkspaceSymbolsArgs,
     )
 
-MOVES = 4  # re-resolutions a query accepts before it gives up on a name that keeps moving
-
 
 class CheckedDocument:
     """The caller's document under its lock: re-read, synced with Lean, at the caller's version.
@@ -44,46 +42,28 @@ class CheckedDocument:
     """
 
     def __init__(self, session: LeanSession, path: str, version: int | None, ctx: Context) -> None:
-        self._session = session
-        self._path = path
+        self._preparing = Preparing(ctx)
+        self._named = NamedDocument(session, path, self._preparing)
         self._version = version
-        self._ctx = ctx
-        self._held: tuple[DocumentLock, CallReport, OpenDocument] | None = None
+        self._doc: OpenDocument | None = None
 
     async def __aenter__(self) -> OpenDocument:
-        session, name = self._session, self._path
-        source = session.known_source(name) or await resolve_source_async(session.root, name)
-        for _ in range(MOVES):
-            report = CallReport(self._ctx, source.display)
-            report.preparing()
-            lock = session.document_lock(source)
-            await lock.__aenter__()
-            try:
-                doc, _ = await session.sync_text(source, name)
-                check_version(doc, self._version)
-            except SourceMoved as moved:  # the name leads elsewhere now: that file's lock
-                await lock.__aexit__()
-                source = moved.source
-                continue
-            except BaseException:
-                await lock.__aexit__()
-                session.remember_source(name, None)
-                raise
-            session.remember_source(name, source)
-            report.attach(doc)
-            self._held = (lock, report, doc)
-            return doc
-        raise errors.invalid_input(
-            f"{name} keeps leading to another file (a symlink changing under the call?)",
-            "sourceMoving",
-            path=name,
-        )
+        _, doc, _ = await self._named.__aenter__()
+        try:
+            check_version(doc, self._version)
+        except BaseException:
+            await self._named.__aexit__()
+            raise
+        assert self._preparing.report is not None  # told of the file before its lock was taken
+        self._preparing.report.attach(doc)
+        self._doc = doc
+        return doc
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._held is not None:
-            lock, report, doc = self._held
-            report.detach(doc)
-            await lock.__aexit__()
+        report = self._preparing.report
+        if self._doc is not None and report is not None:
+            report.detach(self._doc)
+        await self._named.__aexit__()
 
 
 async def ask(session: LeanSession, method: str, params: Any, wait_ms: int | None = None) -> Any:

@@ -30,9 +30,10 @@ _STALE_MARKERS = (
     "Failed to build module dependencies.",
     "target is out-of-date and needs to be rebuilt",
 )
-_SORRY = re.compile(r"declaration uses (`sorry`|'sorry')")
-_HOLE = re.compile(r"don't know how to synthesize (placeholder|implicit)", re.IGNORECASE)
-_UNSOLVED = re.compile(r"^unsolved goals", re.IGNORECASE)
+# Compiled on first use (``re`` keeps them): a first Lean call may never classify a diagnostic.
+_SORRY = r"declaration uses (`sorry`|'sorry')"
+_HOLE = r"(?i)don't know how to synthesize (placeholder|implicit)"
+_UNSOLVED = r"(?i)^unsolved goals"
 _SILENT_TAG = 2
 _UNSOLVED_TAG = 1
 
@@ -68,16 +69,16 @@ def is_error(diagnostic: Diagnostic) -> bool:
 
 
 def is_sorry_warning(diagnostic: Diagnostic) -> bool:
-    return bool(_SORRY.search(message_of(diagnostic)))
+    return bool(re.search(_SORRY, message_of(diagnostic)))
 
 
 def is_hole(diagnostic: Diagnostic) -> bool:
-    return is_error(diagnostic) and bool(_HOLE.search(message_of(diagnostic)))
+    return is_error(diagnostic) and bool(re.search(_HOLE, message_of(diagnostic)))
 
 
 def is_unsolved_goals(diagnostic: Diagnostic) -> bool:
     tags = diagnostic.get("leanTags") or []
-    return _UNSOLVED_TAG in tags or bool(_UNSOLVED.match(message_of(diagnostic)))
+    return _UNSOLVED_TAG in tags or bool(re.match(_UNSOLVED, message_of(diagnostic)))
 
 
 def is_stale_marker(diagnostic: Diagnostic) -> bool:

@@ -14,6 +14,7 @@ import anyio
 
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.session import diagnostics as diag
+from beam_runtime.broker.session.edits import Anchor
 from beam_runtime.broker.session.paths import SourceFile
 from beam_runtime.broker.session.progress import DocumentProgress
 from beam_runtime.broker.session.text import DocumentText, normalize_newlines
@@ -39,6 +40,8 @@ class OpenDocument:  # a plain class: a dataclass costs half a millisecond to de
         self.last_used = time.monotonic()  # the memory budget closes the least recent first
         self.listeners: list[Listener] = []
         self._text: DocumentText | None = None
+        self.anchor = Anchor()  # a line known in ``data``: edits count lines from there
+        self.has_cr = b"\r" in data  # Lean holds the text with CRLF turned into LF
 
     @property
     def uri(self) -> str:
@@ -51,11 +54,21 @@ class OpenDocument:  # a plain class: a dataclass costs half a millisecond to de
             self._text = DocumentText(normalize_newlines(self.data.decode("utf-8")))
         return self._text
 
-    def new_version(self, version: int, data: bytes, digest: str | None = None) -> None:
+    def new_version(
+        self,
+        version: int,
+        data: bytes,
+        digest: str | None = None,
+        *,
+        anchor: Anchor | None = None,
+        has_cr: bool | None = None,
+    ) -> None:
         """A new text was sent to Lean: forget what belonged to the old one."""
         self.version = version
         self.data = data
         self._text = None
+        self.anchor = Anchor() if anchor is None else anchor
+        self.has_cr = b"\r" in data if has_cr is None else has_cr
         self.digest = digest
         self.diagnostics = []
         self.progress = DocumentProgress()

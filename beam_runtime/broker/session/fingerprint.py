@@ -7,6 +7,10 @@ filesystem's granularity, so a file modified within that window of its read coul
 without its fingerprint moving; such an entry is "racy" (git's term for the same problem) and is
 read again on every use until its modification time is safely in the past. The SHA-256 of a
 read is computed only when something asks for it: change detection compares bytes.
+
+A reader is handed the bytes of the file's last read (or None): it may check the new bytes
+against them, and tell which bytes the two share at the start and at the end (a `Span`, kept
+with the snapshot so that the edit sent to Lean needs no second comparison).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from beam_runtime import safe_read
 from beam_runtime.broker.session.versions import content_digest
 
 Fingerprint = tuple[int, int, int, int, int]
+Span = tuple[int, int]  # bytes shared with an earlier read: at the start, at the end
+Reader = Callable[[bytes | None], tuple[bytes, Span | None]]  # (last read) -> (bytes, span)
 
 # Coarser than any local filesystem's timestamps (FAT keeps 2 s) and the kernel's coarse clock.
 RACY_WINDOW_NS = 2_000_000_000
@@ -39,6 +45,8 @@ class Snapshot(NamedTuple):  # a NamedTuple is ten times cheaper to define than 
     data: bytes
     stamp: Fingerprint
     read_ns: int  # wall clock just before the read
+    base: bytes | None = None  # the earlier read `span` compares with
+    span: Span | None = None
 
     @property
     def digest(self) -> str:
@@ -58,13 +66,15 @@ class Probe(NamedTuple):
     verdict: str  # "hit", "racy" (same fingerprint, changed too recently) or "miss"
     data: bytes | None
     read_ns: int
+    base: bytes | None = None
+    span: Span | None = None
 
 
 def _probe(
     path: str,
     entry: Snapshot | None,
     window_ns: int,
-    reader: Callable[[], bytes],
+    reader: Reader,
     before: Callable[[], None] | None = None,
 ) -> Probe:
     """``stat`` the file and read it unless ``entry`` still holds (runs in any thread)."""
@@ -80,7 +90,9 @@ def _probe(
         if verdict == "hit":
             return Probe(st, verdict, None, 0)
     read_ns = time.time_ns()  # before the read: a change during it moves the fingerprint
-    return Probe(st, verdict, reader(), read_ns)
+    base = entry.data if entry is not None else None
+    data, span = reader(base)
+    return Probe(st, verdict, data, read_ns, base, span)
 
 
 class ReadCounts:
@@ -101,7 +113,7 @@ class SourceCache:
         self._entries: OrderedDict[str, Snapshot] = OrderedDict()
         self._bytes = 0
 
-    def read(self, path: str, reader: Callable[[], bytes]) -> Snapshot:
+    def read(self, path: str, reader: Reader) -> Snapshot:
         """The file's snapshot; ``reader`` (which raises on unreadable or bad bytes) on a miss."""
         entry = self._entries.get(path)
         return self._settle(path, entry, _probe(path, entry, self.window_ns, reader))
@@ -109,7 +121,7 @@ class SourceCache:
     async def aread(
         self,
         path: str,
-        reader: Callable[[], bytes],
+        reader: Reader,
         before: Callable[[], None] | None = None,
     ) -> Snapshot:
         """`read` with the ``stat`` and the read in one bounded call off the event loop: both
@@ -132,21 +144,26 @@ class SourceCache:
             return entry
         if probe.st is None:
             self._forget(path)
-        return self._store(path, probe.st, probe.read_ns, probe.data)
+        return self._store(path, probe)
 
-    def _store(self, path: str, st: os.stat_result | None, read_ns: int, data: bytes) -> Snapshot:
+    def _store(self, path: str, probe: Probe) -> Snapshot:
         old = self._entries.get(path)
         self._forget(path)
         self.counts.reads += 1
+        st, data, base, span = probe.st, probe.data, probe.base, probe.span
+        assert data is not None  # a miss or a racy read: the probe read the file
         stamp = fingerprint(st) if st is not None else (-1, -1, -1, -1, -1)
-        if old is not None and old.data == data:
+        if old is not None and _same(old.data, data, base, span):
             data = old.data  # the same bytes: keep one copy (and identity makes compares free)
-        snapshot = Snapshot(data, stamp, read_ns)
+            base, span = data, (len(data), 0)
+        snapshot = Snapshot(data, stamp, probe.read_ns, base, span)
         if st is not None:
             self._remember(path, snapshot)
         return snapshot
 
     def _remember(self, path: str, snapshot: Snapshot) -> None:
+        if snapshot.base is not None and snapshot.base is not snapshot.data:
+            snapshot = snapshot._replace(base=None, span=None)  # keep no old copy alive
         self._entries[path] = snapshot
         self._bytes += len(snapshot.data)
         while self._entries and (len(self._entries) > MAX_ENTRIES or self._bytes > MAX_BYTES):
@@ -157,3 +174,10 @@ class SourceCache:
         old = self._entries.pop(path, None)
         if old is not None:
             self._bytes -= len(old.data)
+
+
+def _same(old: bytes, new: bytes, base: bytes | None, span: Span | None) -> bool:
+    """Whether two reads hold the same bytes; the reader's span decides without a compare."""
+    if span is not None and base is old:
+        return len(old) == len(new) == span[0]
+    return old == new

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import anyio
 
 from beam_runtime.broker.errors import BrokerError, details_text, runtime_setup
+from beam_runtime.lsp.reaper import marked_environment
 
 
 def lake_of(argv: list[str]) -> str | None:
@@ -60,7 +61,8 @@ async def _from_mcp_config(root: str, beam_cli: str, timeout_s: float) -> Launch
     argv = [beam_cli, "--root", root, "mcp-config"]
     try:
         with anyio.fail_after(timeout_s):
-            result = await anyio.run_process(argv, cwd=root, check=False)
+            # Marked: it and the `lake --version` it runs die with this process (`reaper`).
+            result = await anyio.run_process(argv, cwd=root, env=marked_environment(), check=False)
     except TimeoutError:
         raise runtime_setup(
             "mcpConfigTimeout",

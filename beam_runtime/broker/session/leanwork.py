@@ -27,6 +27,20 @@ def header_of(text: str) -> str:
     return "\n".join(kept)
 
 
+def header_span(data: bytes) -> int:
+    """Bytes of UTF-8 ``data`` that `header_of` reads: the header's lines and the first line
+    after it. An edit that starts at or past this offset leaves the header as it was."""
+    at = 0
+    while at < len(data):
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        stripped = data[at:end].decode("utf-8", "replace").strip()
+        if stripped and not stripped.startswith(HEADER_WORDS):
+            return end
+        at = end + 1
+    return len(data)
+
+
 def imports_something(header: str) -> bool:
     return "import" in header
 

@@ -18,10 +18,11 @@ from urllib.parse import quote_from_bytes, unquote, urlparse
 
 from beam_runtime import canonical, safe_read
 from beam_runtime.broker.errors import BrokerError, invalid_input
+from beam_runtime.broker.session import edits
 from beam_runtime.errors import excerpt
 
 if TYPE_CHECKING:
-    from beam_runtime.broker.session.fingerprint import Snapshot, SourceCache
+    from beam_runtime.broker.session.fingerprint import Snapshot, SourceCache, Span
 
 T = TypeVar("T")
 
@@ -169,14 +170,23 @@ async def read_snapshot(
         raise _unreadable(source, exc) from None
 
 
-def read_source(source: SourceFile) -> bytes:
-    """The file's bytes, checked to be UTF-8; raises ``invalidInput`` otherwise.
+def read_source(source: SourceFile, last: bytes | None = None) -> tuple[bytes, Span | None]:
+    """The file's bytes, checked to be UTF-8 (``invalidInput`` otherwise), and what they share
+    with ``last``, the last read of the file (valid UTF-8): then only the lines that changed
+    are decoded to check them (`edits.check_lines`).
 
     Synchronous: for the event loop use `read_source_async`.
     """
     data = read_bytes(source)
-    check_utf8(source, data)
-    return data
+    if last is None:
+        check_utf8(source, data)
+        return data, None
+    span = edits.byte_span(last, data)
+    try:
+        edits.check_lines(last, data, span)
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(source, exc) from exc
+    return data, span
 
 
 async def read_source_async(source: SourceFile) -> bytes:
@@ -225,8 +235,12 @@ def check_utf8(source: SourceFile, data: bytes) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise invalid_input(
-            f"{source.display} is not valid UTF-8 (byte {exc.start})",
-            "notUtf8",
-            path=source.display,
-        ) from exc
+        raise _not_utf8(source, exc) from exc
+
+
+def _not_utf8(source: SourceFile, exc: UnicodeDecodeError) -> BrokerError:
+    return invalid_input(
+        f"{source.display} is not valid UTF-8 (byte {exc.start})",
+        "notUtf8",
+        path=source.display,
+    )

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from beam_runtime.broker.session import diagnostics as diag
 from beam_runtime.broker.session.documents import OpenDocument
+from beam_runtime.broker.session.paths import SourceFile
 
 _PROGRESS_STEP = 25
 _SETUP_STEP = 10
@@ -104,3 +105,17 @@ class CallReport:
             shaped = diag.to_item(item, doc.source.display, doc.uri)
             if diag.in_scope(shaped, self.scope):
                 self.ctx.diagnostic(shaped)
+
+
+class Preparing:
+    """Told each file a named document leads to (`named.NamedDocument`): the call's report for
+    that file, with its preparation update sent."""
+
+    def __init__(self, ctx: Context, scope: str | None = None) -> None:
+        self._ctx = ctx
+        self._scope = scope
+        self.report: CallReport | None = None
+
+    def __call__(self, source: SourceFile) -> None:
+        self.report = CallReport(self._ctx, source.display, self._scope)
+        self.report.preparing()

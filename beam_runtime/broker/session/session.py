@@ -21,9 +21,9 @@ from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.fixes import FIX_BY_REASON
 from beam_runtime.broker.session import edits
 from beam_runtime.broker.session.documents import OpenDocument
-from beam_runtime.broker.session.fingerprint import SourceCache
+from beam_runtime.broker.session.fingerprint import Snapshot, SourceCache, Span
 from beam_runtime.broker.session.launch import LaunchSpec
-from beam_runtime.broker.session.leanwork import LeanWork, header_of
+from beam_runtime.broker.session.leanwork import LeanWork, header_of, header_span
 from beam_runtime.broker.session.paths import SourceFile, path_to_uri, read_snapshot
 from beam_runtime.broker.session.versions import VersionStore
 from beam_runtime.lsp import messages
@@ -362,27 +362,44 @@ class LeanSession:
             )
             return doc, True
         doc.last_used = time.monotonic()
-        changed = doc.data != snap.data  # memcmp, or identity when the read was reused
+        changed = _differs(doc.data, snap)
         if not changed and not doc.crashed:
             return doc, False
-        await self._send_change(channel, doc, snap.data)
+        await self._send_change(channel, doc, snap)
         if changed:
             await channel.notify("textDocument/didSave", messages.did_save(doc.uri))
         return doc, changed
 
-    async def _send_change(self, channel: LspClient, doc: OpenDocument, data: bytes) -> None:
-        """The new text to Lean: a range edit from the text Lean holds, or the whole text."""
-        old_text, crashed = doc.text.text, doc.crashed
-        doc.new_version(self.versions.next_version(doc.source.abs_path), data)
-        self._source_replaced(doc.source.abs_path, doc.version)
-        new_text = doc.text.text
+    async def _send_change(self, channel: LspClient, doc: OpenDocument, snap: Snapshot) -> None:
+        """The new text to Lean: a range edit from the text Lean holds, or the whole text.
+
+        Work in proportion to the edit for LF files (`edits.byte_change`): the reader's span
+        when it compared with the bytes Lean holds, the changed lines decoded, the header
+        looked at only when the edit starts inside it.
+        """
+        old, new, crashed = doc.data, snap.data, doc.crashed
+        span = snap.span if snap.base is old else None
         if crashed:  # a new worker starts for the text Lean holds: send all of it
-            change, ranged = {"text": new_text}, False
+            version = self.versions.next_version(doc.source.abs_path)
+            doc.new_version(version, new)
+            change, ranged = {"text": doc.text.text}, False
+            self.work.worker_started(header_of(doc.text.text))
+        elif not doc.has_cr and not _has_cr(new, span):
+            span = span or edits.byte_span(old, new)
+            change, ranged, anchor = edits.byte_change(old, new, span, doc.anchor)
+            version = self.versions.next_version(doc.source.abs_path)
+            doc.new_version(version, new, anchor=anchor, has_cr=False)
+            if span[0] < header_span(old):
+                _header_moved(self.work, old, new)
         else:
+            old_text = doc.text.text
+            doc.new_version(self.versions.next_version(doc.source.abs_path), new)
+            new_text = doc.text.text
             change, ranged = edits.content_change(old_text, new_text)
-        header = header_of(new_text)
-        if crashed or header != header_of(old_text):
-            self.work.worker_started(header)
+            header = header_of(new_text)
+            if header != header_of(old_text):
+                self.work.worker_started(header)
+        self._source_replaced(doc.source.abs_path, doc.version)
         self.work.changed(ranged=ranged)
         params = messages.did_change(doc.uri, doc.version, [change])
         await channel.notify("textDocument/didChange", params)
@@ -541,3 +558,26 @@ class DocumentLock:
 def _violation(exc: LspError) -> str | None:
     """What the server wrote that is not LSP, when that is why it was stopped."""
     return exc.violation if isinstance(exc, ProtocolViolation) else None
+
+
+def _differs(held: bytes, snap: Snapshot) -> bool:
+    """Whether the read differs from the bytes Lean holds; the reader's span decides when it
+    compared with them, identity when the read was reused, a memcmp otherwise."""
+    if snap.span is not None and snap.base is held:
+        return not (len(held) == len(snap.data) == snap.span[0])
+    return held != snap.data
+
+
+def _has_cr(new: bytes, span: Span | None) -> bool:
+    """A carriage return in ``new``, whose old text had none: only the changed bytes can hold
+    one when the span is known."""
+    if span is None:
+        return b"\r" in new
+    return new.find(b"\r", span[0], len(new) - span[1]) >= 0  # memchr over the change
+
+
+def _header_moved(work: LeanWork, old: bytes, new: bytes) -> None:
+    """An edit inside the import header: a new worker loads it when it changed."""
+    header = header_of(new[: header_span(new)].decode("utf-8"))
+    if header != header_of(old[: header_span(old)].decode("utf-8")):
+        work.worker_started(header)

@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import Process
 
 from beam_runtime.broker import errors
+from beam_runtime.lsp.reaper import marked_environment
 
 _JOB = re.compile(r"^([✔✖⚠]) \[\d+/\d+\] (\w+) (\S+)")
 _MESSAGE = re.compile(r"^(error|warning): (?:\./)*(.+?\.lean):(\d+):(\d+): (.*)$")
@@ -108,12 +109,16 @@ async def lake_build(
 
 
 async def start_build(lake: str, modules: list[str], cwd: str, env: dict[str, str]) -> Process:
-    """``lake build +M...`` in its own process group, stdout and stderr as one stream."""
+    """``lake build +M...`` in its own process group, stdout and stderr as one stream.
+
+    Lake and the compilers it starts carry the watchdog's marker: they die with this process,
+    even when it is SIGKILLed.
+    """
     try:
         return await anyio.open_process(
             [lake, "build", *(f"+{module}" for module in modules)],
             cwd=cwd,
-            env=env,
+            env=marked_environment(env),
             stdin=subprocess.DEVNULL,
             stderr=subprocess.STDOUT,
             start_new_session=True,

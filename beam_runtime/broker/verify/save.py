@@ -14,7 +14,7 @@ from typing import Any
 from beam_runtime.broker.errors import BrokerError
 
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
-_COMPONENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_'!?]*$")
+_COMPONENT = r"^[A-Za-z_][A-Za-z0-9_'!?]*$"  # compiled when a module name is asked for
 # Optional artifacts: result field -> (directory under .lake/build, suffix).
 _OPTIONAL = {
     "olean_server": ("lib/lean", ".olean.server"),
@@ -47,7 +47,8 @@ def module_name(root: str, abs_path: str) -> str:
         problem = "it is not a module of this workspace"
     else:
         names = [*parts[:-1], parts[-1][: -len(".lean")]]
-        if all(_COMPONENT.match(name) for name in names):
+        component = re.compile(_COMPONENT)
+        if all(component.match(name) for name in names):
             return ".".join(names)
         problem = "its path is not a valid module name"
     raise BrokerError(
