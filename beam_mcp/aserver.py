@@ -475,7 +475,7 @@ class AsyncServer:
         except ToolError as err:
             error = err
         except OSError as exc:  # the system refused something (a denied path, a full disk)
-            error = system_tool_error(call.tool, exc)
+            error = system_tool_error(flight.call.tool, exc)
         except Exception as exc:  # a backend bug becomes a tool error, not a dead server
             error = ToolError("internalError", f"{flight.call.tool} failed unexpectedly: {exc!r}")
         finally:

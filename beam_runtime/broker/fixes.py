@@ -53,8 +53,8 @@ FIX_BY_CODE: dict[str, str] = {
     "invalidParams": "correct the argument the message names and call again",
     "contentModified": "call lean_sync on the file and pass the version it returns",
     "timeout": "call again with a larger wait_ms, or a little later; Lean keeps working",
-    "starting": "call again after retry_after_ms; Lean is still starting (a first start may "
-    "build the project's dependencies)",
+    "starting": "call again after retry_after_ms, or with a larger wait_ms; Lean is still "
+    "starting (a first start may build the project's dependencies)",
     "workerExited": "call lean_sync on the file to restart its Lean worker, then retry",
     "requestCancelled": "call again",
     "runtimeSetup": "run `lean-beam doctor` in the project and follow the fix it prints",

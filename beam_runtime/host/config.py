@@ -38,6 +38,7 @@ class HostConfig(NamedTuple):
             "broker": {
                 "manager": manager,
                 "scratch": broker.scratch._asdict(),
+                "result_bytes": broker.result_bytes,
                 "budget_bytes": broker.budget_bytes,
             },
         }
@@ -52,7 +53,10 @@ class HostConfig(NamedTuple):
         if manager.get("lean_cmd") is not None:
             manager["lean_cmd"] = tuple(manager["lean_cmd"])
         config = BrokerConfig(
-            ManagerConfig(**manager), PoolConfig(**broker["scratch"]), broker["budget_bytes"]
+            ManagerConfig(**manager),
+            PoolConfig(**broker["scratch"]),
+            result_bytes=broker["result_bytes"],
+            budget_bytes=broker["budget_bytes"],
         )
         return cls(
             body["root"],

@@ -19,6 +19,15 @@ from tests.broker.fake import FAKE_CMD, FAST_FAKE, err, fake_server, ok, workspa
 from tests.mcp.helpers import Server, minimal_env
 from tests.support.projects import lean_project
 
+
+@pytest.fixture(autouse=True)
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests watch the MCP server's own process (its trips off the loop, its children, its
+    system calls): they run it with the broker in-process. The shared host has its own tests
+    in tests/host."""
+    monkeypatch.setenv("LEAN_BEAM_HOST", "off")
+
+
 __all__ = ["servers"]
 
 CALLS = 20

@@ -13,8 +13,18 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.broker.fake import fake_server, workspace
 from tests.mcp.helpers import Server, call, structured
+
+
+@pytest.fixture(autouse=True)
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests watch the MCP server's own process (its trips off the loop, its children, its
+    system calls): they run it with the broker in-process. The shared host has its own tests
+    in tests/host."""
+    monkeypatch.setenv("LEAN_BEAM_HOST", "off")
 
 
 def _ask(server: Server, rid: int, tool: str, args: dict) -> tuple[dict, float]:

@@ -25,6 +25,14 @@ from tests.broker.fake import FAST_FAKE, fake_server, ok, survivors, until, work
 from tests.mcp.helpers import REPO, Server, call
 
 
+@pytest.fixture(autouse=True)
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests watch the MCP server's own process (its trips off the loop, its children, its
+    system calls): they run it with the broker in-process. The shared host has its own tests
+    in tests/host."""
+    monkeypatch.setenv("LEAN_BEAM_HOST", "off")
+
+
 def _tree(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
 

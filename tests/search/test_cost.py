@@ -24,6 +24,15 @@ from tests.broker.fake import FAKE_CMD, FAST_FAKE, ok, workspace
 from tests.mcp.helpers import REPO, Server, minimal_env
 from tests.support.projects import lean_project
 
+
+@pytest.fixture(autouse=True)
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests watch the MCP server's own process (its trips off the loop, its children, its
+    system calls): they run it with the broker in-process. The shared host has its own tests
+    in tests/host."""
+    monkeypatch.setenv("LEAN_BEAM_HOST", "off")
+
+
 FILES = 1500
 SEARCHES = 20
 STATS = "stat,lstat,newfstatat,statx,fstatat64"
