@@ -200,6 +200,7 @@ class AsyncServer:
         self.flights: dict[tuple[str, RequestId], Flight] = {}
         self.fence: anyio.Event | None = None  # set when the latest drop finished
         self._backend: LeanBackend | None = None
+        self._served: Any = None  # beam_runtime.served.Recorder, made at the first call
         self.workers = Workers(tg)
         self.outbox = AsyncOutbox(out, state)
         self.state = state
@@ -401,9 +402,19 @@ class AsyncServer:
         flight.call = replace(call, root=root)
         return None
 
+    def note_served(self, root: str) -> None:
+        """Remember a workspace root a call accepted (`beam_runtime.served`: no I/O here)."""
+        if self._served is None:
+            from beam_runtime.served import Recorder
+
+            self._served = Recorder()
+        self._served.note(root)
+
     async def execute(self, flight: Flight, reporter: Reporter) -> None:
         error = await self._canonical_root(flight)
         call = flight.call
+        if error is None and not call.spec.fence:
+            self.note_served(call.root)
         stats_root = call.root if error is None else None  # never a root that did not resolve
         ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
         # A loop timer, not a task: no task to spawn, cancel and wind down per call.
