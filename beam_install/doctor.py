@@ -196,7 +196,18 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
             "lean-beam install",
         )
     for entry in entries:
-        invalid = entry.invalid if entry.manifest is None else full_problem(Path(entry.path))
+        try:
+            invalid = entry.invalid if entry.manifest is None else full_problem(Path(entry.path))
+        except OSError as exc:  # a file vanished or cannot be read midway
+            invalid = f"cannot be checked: {exc}"
+        if invalid is not None and _moved_meanwhile(entry):
+            report.add(
+                "runtimes",
+                entry.name,
+                INFO,
+                "removed or replaced while doctor was checking it (a prune or an install ran)",
+            )
+            continue
         if invalid is not None:  # the same full check install makes before reusing a runtime
             aside = Path.home() / f"lean-beam-aside-{entry.name}"
             report.add(
@@ -234,6 +245,16 @@ def check_runtimes(report: DoctorReport, root: Path, current: str | None, index:
                 "restart the MCP clients (agents) to move them to the current runtime",
             )
     check_stale_leases(report, root, {e.name for e in entries})
+
+
+def _moved_meanwhile(entry: Any) -> bool:
+    """Whether `versions/<id>` is gone or another directory now: prune renames a runtime out
+    of `versions/` in one step, so a runtime that vanished mid-check was removed, not broken."""
+    try:
+        info = os.lstat(entry.path)
+    except FileNotFoundError:
+        return True
+    return entry.inode is not None and (info.st_dev, info.st_ino) != tuple(entry.inode)
 
 
 def check_nix_gcroot(report: DoctorReport, root: Path, name: str, interpreter: str) -> None:
@@ -304,13 +325,13 @@ def check_registrations(
     wrapper = bin_dir(root) / "lean-beam-mcp"
     section = "mcp registrations"
     for problem in index.registrations.problems:
+        config = problem.config
+        if problem.text is None:
+            keeps, fix = "every runtime until it can be read", f"make {config} readable"
+        else:
+            keeps, fix = "every runtime whose id appears in it", f"fix the syntax of {config}"
         report.add(
-            section,
-            f"{problem.client} config",
-            WARN,
-            f"{problem.config} cannot be parsed ({problem.error}); prune keeps every "
-            "runtime whose id appears in it",
-            f"fix the syntax of {problem.config}",
+            section, f"{problem.client} config", WARN, f"{problem.error}; prune keeps {keeps}", fix
         )
     found = [e for e in index.registrations.entries if _is_beam_server(e, root)]
     if client is not None:
@@ -319,7 +340,7 @@ def check_registrations(
         name = f"{entry.client}:{entry.server_name}"
         fix = register_fix(entry.client, entry.server_name, entry.config, wrapper)
         command = entry.command[0] if entry.command else ""
-        ids = referenced_ids(entry.strings(), root)
+        ids = entry.ids if entry.ids is not None else referenced_ids(entry.strings(), root)
         if ids:
             missing = [i for i in sorted(ids) if not (versions_dir(root) / i).is_dir()]
             if missing:
@@ -593,6 +614,18 @@ def check_hosts(report: DoctorReport) -> None:
 # ---- all together -------------------------------------------------------------------------
 
 
+def _projects_here(cwd: Path) -> list[Path]:
+    """The project doctor runs in, whose own client files it reads too: the Lean project at
+    or above `cwd`, else `cwd` itself."""
+    from beam_runtime.toolchain import find_project_root
+
+    try:
+        project = find_project_root(cwd)
+    except OSError:
+        project = None
+    return [project or cwd]
+
+
 def run_doctor(
     explicit_root: str | None, *, cwd: Path, env: Mapping[str, str], client: str | None = None
 ) -> DoctorReport:
@@ -614,7 +647,7 @@ def run_doctor(
         current = check_current(report, root)
         check_wrappers(report, root)
         check_setup_journal(report, root)
-        index = ReferenceIndex.scan(root, env)
+        index = ReferenceIndex.scan(root, env, _projects_here(cwd))
         check_runtimes(report, root, current, index)
         registered = check_registrations(report, root, index, client)
     check_toolchain(report, cwd, env)

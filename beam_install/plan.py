@@ -1,54 +1,87 @@
 """What setup and remove plan for one file, and the result both commands report.
 
-`read_config` refuses a config that is a directory, cannot be read, is read-only or does not
-parse, before anything is written. `Change` and `SkillChange` are the rows of `changes` and
+`read_config` refuses a config that is a directory, cannot be read (or not within the read
+bound: a hung mount), is read-only or does not parse (nested too deeply included), before
+anything is written. `Change` and `SkillChange` are the rows of `changes` and
 `skills`; `SetupResult` renders them for people and for `--json`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from beam_install.clients.formats import MARKER_KEY, MARKER_VALUE, Format
-from beam_install.journal import FileWrite, Recovery
-from beam_runtime import safe_read
+from beam_install.journal import Current, FileWrite, Recovery, planned_write, read_current_now
 from beam_runtime.errors import BeamError
+
+T = TypeVar("T")
 
 
 @dataclass
 class Config:
-    """A client config as found: its text (None when absent), parsed document and mode."""
+    """A client config as found: its text (None when absent), parsed document and mode, and
+    the identity of the file read (a write happens only while it is still that file)."""
 
     path: Path
     text: str | None
     doc: Any
     mode: int | None
+    current: Current | None = None
+    new_dirs: list[str] = field(default_factory=list)  # ancestors missing when it was read
 
 
 def _refuse(category: str, message: str, fix: str, path: Path) -> BeamError:
     return BeamError(category, message, fix, {"file": str(path)})
 
 
-def read_config(path: Path, fmt: Format) -> Config:
-    """Read and parse `path` (following a symlink); BeamError when it must not be touched."""
+def bounded(fn: Callable[[], T], path: Path) -> T:
+    """`fn()`, which touches `path`, in a reader process the command can abandon
+    (`beam_runtime.isolated`): a file system that does not answer (a hung mount) is
+    `configUnreadable`, "could not read X within N s"; what `fn` raises is raised here."""
+    from beam_runtime import isolated
+
+    (outcome,) = isolated.run_tasks([fn])
+    if isinstance(outcome, isolated.Hung):
+        raise _refuse(
+            "configUnreadable",
+            f"could not read {path} within {outcome.seconds:g} s (a hung mount?); "
+            "nothing was written",
+            f"make {path} readable again (check the mount it is on), or leave its client "
+            "out of the command",
+            path,
+        )
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return cast(T, outcome)
+
+
+def _load(path: Path) -> tuple[Current, list[str]]:
     target = Path(os.path.realpath(path))
     if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    current = read_current_now(target)
+    return current, missing_dirs(target) if current.text is None else []
+
+
+def read_config(path: Path, fmt: Format) -> Config:
+    """Read and parse `path` (following a symlink, bounded); BeamError when it must not be
+    touched."""
+    try:
+        current, new_dirs = bounded(partial(_load, path), path)
+    except IsADirectoryError:
         raise _refuse(
             "configNotAFile",
             f"{path} is a directory, not a config file",
             f"move {path} aside, then retry",
             path,
-        )
-    try:
-        text: str | None = safe_read.read_text_bounded(str(target), safe_read.CONFIG_CAP)
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        text, mode = None, None
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise _refuse(
             "configUnreadable",
@@ -56,17 +89,24 @@ def read_config(path: Path, fmt: Format) -> Config:
             f"make {path} a readable UTF-8 file (or move it aside), then retry",
             path,
         ) from None
+    doc = parse_config(fmt, current.text or "", path)
+    return Config(path, current.text, doc, current.mode, current, new_dirs)
+
+
+def parse_config(fmt: Format, text: str, path: Path) -> Any:
+    """`fmt.parse(text)`; configInvalid when it does not parse (or nests too deeply)."""
     try:
-        doc = fmt.parse(text or "")
+        return fmt.parse(text)
+    except RecursionError:
+        detail = "nested too deeply"
     except ValueError as exc:  # JSONDecodeError and tomlkit's ParseError included
         detail = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-        raise _refuse(
-            "configInvalid",
-            f"{path} does not parse ({detail}); it was left untouched",
-            f"fix the syntax of {path} (the client would reject it too), then retry",
-            path,
-        ) from None
-    return Config(path, text, doc, mode)
+    raise _refuse(
+        "configInvalid",
+        f"{path} does not parse ({detail}); it was left untouched",
+        f"fix the syntax of {path} (the client would reject it too), then retry",
+        path,
+    )
 
 
 def check_writable(config: Config) -> None:
@@ -94,7 +134,8 @@ def is_ours(fmt: Format, entry: dict[str, Any] | None, wrapper: Path, root: Path
 
 
 def missing_dirs(path: Path) -> list[str]:
-    """Ancestors of `path` that do not exist yet, outermost first."""
+    """Ancestors of `path` that do not exist yet, outermost first (may touch a slow mount:
+    `read_config` calls it in its bounded thread)."""
     found = []
     parent = Path(os.path.realpath(path)).parent
     while not os.path.lexists(parent):
@@ -104,7 +145,9 @@ def missing_dirs(path: Path) -> list[str]:
 
 
 def file_write(config: Config, new: str | None) -> FileWrite:
-    return FileWrite(config.path, config.text, new, config.mode, missing_dirs(config.path))
+    if config.current is None:
+        return FileWrite(config.path, config.text, new, config.mode, list(config.new_dirs))
+    return planned_write(config.current, config.path, new, list(config.new_dirs))
 
 
 @dataclass

@@ -85,7 +85,7 @@ def inspect_root(root: Path) -> bool:
     _check_kinds(root)
     state = layout.state_dir(root)
     if state.is_dir():
-        _check_entries(state, layout.STATE_ENTRIES, None)
+        _check_entries(state, layout.STATE_ENTRIES, layout.STATE_TMP_PREFIX)
         for name in ("leases", "staging", "trash", "gcroots"):
             path = state / name
             if path.is_symlink() or (path.exists() and not path.is_dir()):

@@ -11,18 +11,31 @@ was registered, change in the same transaction (`journal.commit`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from beam_install import record
-from beam_install.clients import CLIENTS, config_path, detect, format_for, skill_host
+from beam_install.clients import (
+    CLIENTS,
+    config_path,
+    config_path_spelled,
+    detect,
+    format_for,
+    skill_host,
+)
+from beam_install.clients.splice import Splice, diff, rebase, with_file_newlines
 from beam_install.journal import (
+    ConfigChanged,
+    Current,
     FileWrite,
     commit,
     failpoint,
     journal_path,
+    planned_write,
+    read_current_now,
     recover,
     setup_lock,
 )
@@ -30,15 +43,15 @@ from beam_install.plan import (
     Change,
     SetupResult,
     SkillChange,
+    bounded,
     check_writable,
     file_write,
     is_ours,
     missing_dirs,
     read_config,
 )
-from beam_install.skill import SKILL_TEXT, skill_path
+from beam_install.skill import SKILL_HOSTS, SKILL_TEXT, skill_path
 from beam_install.skill import is_ours as skill_is_ours
-from beam_runtime import safe_read
 from beam_runtime.errors import BeamError
 from beam_runtime.layout import bin_dir
 
@@ -94,7 +107,7 @@ def _verify(fmt: Any, text: str, expected: dict[str, Any], path: Path) -> None:
     """Parse what we are about to write: it must hold exactly the planned entry."""
     try:
         found = fmt.entry(fmt.parse(text))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         found = {"unparsable": str(exc)}
     if found != expected:
         raise BeamError(
@@ -105,22 +118,54 @@ def _verify(fmt: Any, text: str, expected: dict[str, Any], path: Path) -> None:
         )
 
 
+def edited(path: Path, edit: Any) -> str:
+    """`edit()` (a format's text edit); configInvalid when the text cannot be taken apart."""
+    try:
+        return str(edit())
+    except (ValueError, RecursionError) as exc:
+        detail = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise BeamError(
+            "configInvalid",
+            f"{path} cannot be edited ({detail}); it was left untouched",
+            f"fix the syntax of {path}, then retry",
+            {"file": str(path)},
+        ) from None
+
+
+@dataclass
+class Planned:
+    """One client's row, and what setup creates for it (the record keeps it for remove)."""
+
+    change: Change
+    created_file: bool = False
+    created_dirs: tuple[str, ...] = ()
+    created_container: bool = False
+    splice: Splice | None = None
+
+
 def plan_entry(
-    client: str, scope: str, path: Path, root: Path, request: SetupRequest, named: bool
-) -> tuple[Change | None, bool]:
-    """One client's row, and whether its file did not exist before."""
+    client: str,
+    scope: str,
+    path: Path,
+    root: Path,
+    request: SetupRequest,
+    named: bool,
+    known: record.Registration | None = None,
+) -> Planned | None:
+    """One client's row (None: `--refresh` and nothing of ours there)."""
     fmt = format_for(client, path)
     config = read_config(path, fmt)
     wrapper = bin_dir(root) / "lean-beam-mcp"
     command = str(wrapper)
     entry = fmt.entry(config.doc)
     change = Change(client, scope, path, "unchanged", before=entry)
+    planned = Planned(change)
     if entry is None:
         if request.refresh:
             if not named:
-                return None, False
+                return None
             change.action, change.reason = "skipped", "no lean-beam entry (--refresh adds none)"
-            return change, False
+            return planned
         change.action, change.after = "created", fmt.desired(command)
     elif is_ours(fmt, entry, wrapper, root):
         change.after = fmt.merged(entry, command)
@@ -135,35 +180,58 @@ def plan_entry(
             f"an entry `lean-beam` lean-beam does not manage (it runs {runs}) is "
             "left alone; review it, then --force-unmanaged replaces it"
         )
+    old = config.text or ""
     if change.action in ("created", "updated") and change.after is not None:
         check_writable(config)
-        text = fmt.with_entry(config.text or "", change.after)
+        after = change.after
+        text = with_file_newlines(old, edited(path, lambda: fmt.with_entry(old, after)))
         _verify(fmt, text, change.after, path)
         change.write = file_write(config, text)
-    return change, config.text is None
+    if change.action == "created" and change.write is not None:
+        planned.created_file = config.text is None
+        planned.created_dirs = tuple(config.new_dirs)
+        planned.created_container = not fmt.has_container(config.doc)
+        planned.splice = diff(old, change.write.new or "")
+    elif known is not None and change.action in ACTIVE:
+        planned.created_file = known.created_file
+        planned.created_dirs = known.created_dirs
+        planned.created_container = known.created_container
+        planned.splice = known.splice
+        if change.write is not None and known.splice is not None:
+            planned.splice = rebase(known.splice, old, change.write.new or "")
+    return planned
 
 
-def plan_skills(hosts: set[str], env: Mapping[str, str], refresh: bool) -> list[SkillChange]:
+def plan_skills(
+    hosts: set[str], env: Mapping[str, str], refresh: bool, root: Path
+) -> tuple[list[SkillChange], list[record.SkillRecord]]:
+    """A skill for each host in `hosts`, and a refresh of every stale copy of ours anywhere;
+    with the skill records the result leaves (what setup created, for remove)."""
+    known = {s.host: s for s in record.load_skills(root)}
     rows = []
-    for host in sorted(hosts):
-        row = _plan_skill(host, skill_path(host, env), refresh)
-        if row is not None:
-            rows.append(row)
-    return rows
+    for host in sorted(SKILL_HOSTS):
+        path = skill_path(host, env)
+        row = _plan_skill(host, path, refresh or host not in hosts)
+        if row is None:
+            continue
+        rows.append(row)
+        if row.action == "created" and row.write is not None:
+            known[host] = record.SkillRecord(host, str(path), tuple(row.write.new_dirs))
+    return rows, list(known.values())
 
 
-def read_skill(path: Path) -> str | None:
-    if os.path.isdir(path):
+def read_skill(path: Path) -> tuple[Current, list[str]]:
+    """The skill file at `path` as it is now, and its missing directories (bounded); BeamError
+    when it must not be touched."""
+    try:
+        return bounded(partial(_load_skill, path), path)
+    except IsADirectoryError:
         raise BeamError(
             "configNotAFile",
             f"{path} is a directory, not a skill file",
             f"move {path} aside, then retry",
             {"file": str(path)},
-        )
-    try:
-        return safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
-    except FileNotFoundError:
-        return None
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BeamError(
             "configUnreadable",
@@ -173,19 +241,34 @@ def read_skill(path: Path) -> str | None:
         ) from None
 
 
-def _plan_skill(host: str, path: Path, refresh: bool) -> SkillChange | None:
-    old = read_skill(path)
+def _load_skill(path: Path) -> tuple[Current, list[str]]:
+    if os.path.isdir(path):
+        raise IsADirectoryError(path)
+    current = read_current_now(path)
+    return current, missing_dirs(path) if current.text is None else []
+
+
+def _plan_skill(host: str, path: Path, refresh_only: bool) -> SkillChange | None:
+    current, dirs = read_skill(path)
+    old = current.text
     if old is None:
-        if refresh:
+        if refresh_only:
             return None
-        write = FileWrite(path, None, SKILL_TEXT, 0o644, missing_dirs(path))
+        write = FileWrite(path, None, SKILL_TEXT, 0o644, dirs, None, current.target)
         return SkillChange(host, path, "created", write=write)
     if not skill_is_ours(old):
+        if refresh_only:
+            return None
         return SkillChange(host, path, "skipped", "exists and is not managed by lean-beam; kept")
     if old == SKILL_TEXT:
-        return SkillChange(host, path, "unchanged")
-    mode = os.stat(path).st_mode & 0o777
-    return SkillChange(host, path, "updated", write=FileWrite(path, old, SKILL_TEXT, mode))
+        return None if refresh_only else SkillChange(host, path, "unchanged")
+    write = planned_write(current, path, SKILL_TEXT, [])
+    return SkillChange(host, path, "updated", "refreshed: it was an older copy", write=write)
+
+
+def _located(client: str, request: SetupRequest, env: Mapping[str, str], project: Path) -> Path:
+    spelled = config_path_spelled(client, request.scope, env, project)
+    return bounded(partial(config_path, client, request.scope, env, project), spelled)
 
 
 def plan_setup(root: Path, request: SetupRequest, env: Mapping[str, str], cwd: Path) -> SetupResult:
@@ -196,19 +279,29 @@ def plan_setup(root: Path, request: SetupRequest, env: Mapping[str, str], cwd: P
     registrations = record.load(root)
     known = {record.key(r.client, r.file): r for r in registrations}
     for client in clients:
-        path = config_path(client, request.scope, env, project)
-        change, fresh = plan_entry(client, request.scope, path, root, request, named)
-        if change is None:
+        path = _located(client, request, env, project)
+        old = known.get(record.key(client, path))
+        planned = plan_entry(client, request.scope, path, root, request, named, old)
+        if planned is None:
             continue
+        change = planned.change
         result.changes.append(change)
         if change.action in ACTIVE:
-            old = known.get(record.key(client, path))
-            created = fresh or bool(old and old.created_file)
-            registrations.append(record.Registration(client, request.scope, str(path), created))
+            registrations.append(
+                record.Registration(
+                    client,
+                    request.scope,
+                    str(path),
+                    planned.created_file,
+                    planned.created_dirs,
+                    planned.created_container,
+                    planned.splice,
+                )
+            )
     hosts = {skill_host(c.client) for c in result.changes if c.action in ACTIVE}
-    result.skills = plan_skills(hosts, env, request.refresh)
+    result.skills, skills = plan_skills(hosts, env, request.refresh, root)
     if result.writes():
-        result.extra_writes.append(record.write(root, registrations))
+        result.extra_writes.append(record.write(root, registrations, skills))
     return result
 
 
@@ -218,6 +311,34 @@ def _finish(result: SetupResult) -> None:
     skipped = [c for c in result.changes if c.action == "skipped" and "force" in (c.reason or "")]
     if skipped:
         result.notes.append("entries marked skipped were left exactly as they are")
+
+
+PLAN_ATTEMPTS = 8
+
+
+def changed_meanwhile(changed: ConfigChanged, operation: str) -> BeamError:
+    return BeamError(
+        "configChanged",
+        f"{changed.path} kept changing while lean-beam {operation} wrote it (its client "
+        f"rewrites it); after {PLAN_ATTEMPTS} tries nothing was changed",
+        f"retry `lean-beam {operation}`; if it keeps failing, close the client that keeps "
+        "rewriting that file first",
+        {"file": str(changed.path)},
+    )
+
+
+def apply_planned(root: Path, operation: str, make_plan: Callable[[], SetupResult]) -> SetupResult:
+    """Plan and commit (the caller holds the lock); a file that changed between the plan and
+    its write is planned again from its new contents, up to `PLAN_ATTEMPTS` times."""
+    for _attempt in range(PLAN_ATTEMPTS):
+        result = make_plan()
+        try:
+            commit(root, operation, [*result.writes(), *result.extra_writes])
+        except ConfigChanged as changed:
+            last = changed
+            continue
+        return result
+    raise changed_meanwhile(last, operation)
 
 
 def run_setup(
@@ -239,8 +360,7 @@ def run_setup(
     with setup_lock(root, lock_timeout):
         failpoint("locked")
         recovered = recover(root)
-        result = plan_setup(root, request, env, cwd)
-        commit(root, "setup", [*result.writes(), *result.extra_writes])
+        result = apply_planned(root, "setup", lambda: plan_setup(root, request, env, cwd))
     result.dry_run = False
     result.recovered = recovered
     _finish(result)

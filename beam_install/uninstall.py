@@ -122,6 +122,7 @@ def _remove_root(root: Path) -> None:
                 "stop it, then run `lean-beam uninstall --yes` again",
                 {"holders": busy},
             )
-        trash = root.with_name(f".{root.name}.uninstall-{os.urandom(4).hex()}")
+        # a short name of its own: the root's name may already be near NAME_MAX
+        trash = root.with_name(f".lean-beam-uninstall-{os.urandom(4).hex()}")
         os.rename(root, trash)  # the root vanishes at once; the lock file goes with it
     delete_tree(trash)

@@ -221,6 +221,7 @@ class AsyncServer:
         self.flights: dict[tuple[str, RequestId], Flight] = {}
         self.fence: anyio.Event | None = None  # set when the latest drop finished
         self._backend: LeanBackend | None = None
+        self._served: Any = None  # beam_runtime.served.Recorder, made at the first call
         self.workers = Workers(tg)
         self.roots = KnownRoots()  # roots as given -> canonical, checked again by each call
         self.outbox = AsyncOutbox(out, state)
@@ -462,6 +463,14 @@ class AsyncServer:
         ctx = ToolContext(root=call.root, reporter=reporter, settings=self.settings)
         return await self.backend.call(call.spec, call.arguments, ctx)
 
+    def note_served(self, root: str) -> None:
+        """Remember a workspace root a call accepted (`beam_runtime.served`: no I/O here)."""
+        if self._served is None:
+            from beam_runtime.served import Recorder
+
+            self._served = Recorder()
+        self._served.note(root)
+
     async def execute(self, flight: Flight, reporter: Reporter) -> None:
         # A loop timer, not a task: no task to spawn, cancel and wind down per call.
         timer: asyncio.TimerHandle | None = None
@@ -483,6 +492,8 @@ class AsyncServer:
                 timer.cancel()
         call = flight.call
         stats_root = call.root if flight.root_resolved else None  # never one that did not resolve
+        if flight.root_resolved and not call.spec.fence:
+            self.note_served(call.root)
         if flight.notified:
             await self.outbox.drained()
             await self.outbox.delivered()

@@ -76,10 +76,35 @@ def system_error(exc: BaseException, doing: str) -> BeamError:
     where = f" (while handling {exc.filename})" if exc.filename else ""
     if exc.filename2 is not None:
         where = f" (while handling {exc.filename} and {exc.filename2})"
-    details: dict[str, Any] = {
-        "errno": name or None,
-        "path": None if exc.filename is None else str(exc.filename),
-    }
+    path = None if exc.filename is None else str(exc.filename)
+    if category == "permissionDenied" and path is not None and exc.filename2 is None:
+        path = denied_path(path)
+        where = f" (permission denied on {path})"
+        fix = f"make {path} writable for you (chmod u+w {path}, or fix its owner), then retry"
+    details: dict[str, Any] = {"errno": name or None, "path": path}
     if exc.filename2 is not None:
         details["other_path"] = str(exc.filename2)
     return BeamError(category, f"{doing} failed: {exc.strerror or exc}{where}", fix, details)
+
+
+def denied_path(path: str) -> str:
+    """The path a permission error is really about: `path` itself when it exists and may not
+    be written, else the nearest existing directory above it that may not be written into (a
+    file is created, renamed or removed by writing its directory), else one that may not be
+    searched; `path` when none of them explains it."""
+    import os
+
+    path = os.path.abspath(path)
+    if os.path.lexists(path) and not os.path.isdir(path) and not os.access(path, os.W_OK):
+        return path
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent) and parent != os.path.dirname(parent):
+        parent = os.path.dirname(parent)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return parent
+    above = parent
+    while above != os.path.dirname(above):
+        above = os.path.dirname(above)
+        if not os.access(above, os.X_OK):
+            return above
+    return path

@@ -12,6 +12,7 @@ heavy import. The tree (docs/RUNTIME.md, "The install root"):
     <root>/state/leases/<id>.lease      shared leases of live processes
     <root>/state/staging/ trash/ gcroots/
     <root>/state/setup/                 setup's lock, journal and registrations
+    <root>/state/projects.json (.lock)  projects the MCP server served, and its writers' lock
 """
 
 from __future__ import annotations
@@ -32,8 +33,19 @@ CURRENT_TMP_PREFIX = ".current.tmp-"
 COMMANDS = ("lean-beam", "lean-beam-mcp", "beam-cli")
 ROOT_ENTRIES = frozenset({MARKER_NAME, CURRENT_NAME, "versions", "bin", "state"})
 STATE_ENTRIES = frozenset(
-    {"install.lock", "install.lock.json", "leases", "staging", "trash", "gcroots", "setup"}
+    {
+        "install.lock",
+        "install.lock.json",
+        "leases",
+        "staging",
+        "trash",
+        "gcroots",
+        "setup",
+        "projects.json",  # the projects the MCP server served (beam_runtime.served)
+        "projects.lock",
+    }
 )
+STATE_TMP_PREFIX = ".projects.json."  # a record of served projects being written
 ROOT_ENV = "BEAM_INSTALL_ROOT"
 BIN_ENV = "BEAM_BIN_HOME"
 

@@ -2,14 +2,18 @@
 
 A runtime is referenced when a registered server's command, arguments or environment values name
 a path under `<root>/versions/<id>`. The stable wrapper `<root>/bin/lean-beam-mcp` references no
-runtime. Configs are read with real TOML/JSON parsers; a config that cannot be parsed blocks
-exactly the runtimes whose id occurs in its text, and one that cannot be read at all blocks every
-runtime (fail closed).
+runtime. Configs are read with real TOML/JSON parsers; a config that cannot be parsed (nested too
+deeply included) blocks exactly the runtimes whose id occurs in its text, and one that cannot be
+read at all, or not within the read bound (a hung mount), blocks every runtime (fail closed).
 
 Configs read: each client's user file (Codex, Claude Code, Cursor, OpenCode, Gemini CLI, VS Code
-and Mistral Vibe), the project files those list (Claude's `projects.*` keys ->
-`<project>/.mcp.json`, Codex's `[projects."<dir>"]` -> `<dir>/.codex/config.toml`), and every
-file `lean-beam setup` recorded writing in `<root>/state/setup/registrations.json`.
+and Mistral Vibe); every project-scoped client file (`.mcp.json`, `.codex/config.toml`,
+`.cursor/mcp.json`, `opencode.json(c)`, `.gemini/settings.json`, `.vscode/mcp.json`,
+`.vibe/config.toml`) of the projects Claude Code and Codex list in their user files
+(`projects` keys), of the projects the MCP server has served (`beam_runtime.served`) and of the
+projects a caller adds (doctor: the one it runs in); and every file `lean-beam setup` recorded
+writing in `<root>/state/setup/registrations.json`. Every file is touched in a reader process
+the command can abandon (`beam_runtime.isolated`), never on the caller's own threads.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,7 @@ class ServerEntry:
     command: list[str]  # command and arguments as the client would run them
     env_values: list[str]
     env: dict[str, str] = field(default_factory=dict)  # the entry's own environment
+    ids: frozenset[str] | None = None  # the runtimes it points into, when read with a root
 
     def strings(self) -> list[str]:
         return [*self.command, *self.env_values]
@@ -54,7 +60,7 @@ class ConfigProblem:
 
     client: str
     config: Path
-    error: str
+    error: str  # a sentence naming the file: "X does not parse (...)", "could not read X ..."
     text: str | None  # None: unreadable, so it blocks every runtime
 
     def blocks(self, runtime_id: str) -> bool:
@@ -142,65 +148,35 @@ def project_config(client: str, project: Path) -> Path:
     return project / relative[client]
 
 
-def client_configs(env: Mapping[str, str], root: Path | None = None) -> list[ClientConfig]:
-    """Every config file that may register a server: user-wide, per project, and setup's own."""
+def user_configs(env: Mapping[str, str]) -> list[ClientConfig]:
+    """Each client's user-wide config (OpenCode's under both names)."""
     home = _home(env)
     opencode = _base(env, "OPENCODE_CONFIG_DIR", home / ".config" / "opencode")
     configs = [ClientConfig(c, user_config(c, env)) for c in CLIENTS if c != "opencode"]
-    configs += [
+    return [
+        *configs,
         ClientConfig("opencode", opencode / "opencode.json"),
         ClientConfig("opencode", opencode / "opencode.jsonc"),
     ]
-    configs += _project_configs(configs)
-    if root is not None:
-        configs += recorded_configs(root)
-    seen: set[tuple[str, str]] = set()
-    unique = []
-    for config in configs:
-        key = (config.client, os.path.abspath(config.path))
-        if key not in seen:
-            seen.add(key)
-            unique.append(config)
-    return unique
 
 
-def _project_dirs(path: Path, table: str) -> list[Path]:
-    """Project directories a user config lists (`projects` keys); nothing when unreadable."""
-    try:
-        text = safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
-        doc = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (OSError, ValueError):
-        return []  # the config itself is reported (and fails closed) when it is read
-    projects = doc.get(table) if isinstance(doc, dict) else None
-    if not isinstance(projects, dict):
-        return []
-    return [Path(p) for p in projects if isinstance(p, str) and os.path.isabs(p)]
-
-
-def _project_configs(configs: list[ClientConfig]) -> list[ClientConfig]:
-    found: list[ClientConfig] = []
-    for config in configs:
-        if config.client == "claude-code" and os.path.lexists(config.path):
-            found += [
-                ClientConfig("claude-code", p / ".mcp.json")
-                for p in _project_dirs(config.path, "projects")
-            ]
-        elif config.client == "codex" and os.path.lexists(config.path):
-            found += [
-                ClientConfig("codex", p / ".codex" / "config.toml")
-                for p in _project_dirs(config.path, "projects")
-            ]
-    return found
+def project_configs(project: Path) -> list[ClientConfig]:
+    """Every project-scoped client file of `project` (OpenCode's under both names)."""
+    found = [ClientConfig(c, project_config(c, project)) for c in CLIENTS if c != "opencode"]
+    return [
+        *found,
+        ClientConfig("opencode", project / "opencode.json"),
+        ClientConfig("opencode", project / "opencode.jsonc"),
+    ]
 
 
 def recorded_configs(root: Path) -> list[ClientConfig]:
-    """The files `lean-beam setup` recorded writing under `<root>/state/setup/`."""
+    """The files `lean-beam setup` recorded writing under `<root>/state/setup/` (a plain read:
+    `read_registrations` runs it in a bounded pool thread)."""
     path = root.joinpath(*SETUP_RECORD)
     try:
-        body = json.loads(safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError):
+        body = json.loads(safe_read.read_regular(str(path), safe_read.CONFIG_CAP))
+    except (OSError, ValueError, RecursionError):
         return []  # setup rewrites it whole; a bad one is reported by doctor
     items = body.get("registrations") if isinstance(body, dict) else None
     found = []
@@ -258,7 +234,9 @@ def _as_strings(value: Any) -> list[str]:
     return []
 
 
-def _entry(client: str, config: Path, name: str, server: Any) -> ServerEntry | None:
+def _entry(
+    client: str, config: Path, name: str, server: Any, root: Path | None = None
+) -> ServerEntry | None:
     if not isinstance(server, dict):
         return None
     command = [*_as_strings(server.get("command")), *_as_strings(server.get("args"))]
@@ -267,7 +245,9 @@ def _entry(client: str, config: Path, name: str, server: Any) -> ServerEntry | N
         values = server.get(key)
         if isinstance(values, dict):
             env.update({str(k): v for k, v in values.items() if isinstance(v, str)})
-    return ServerEntry(client, config, name, command, list(env.values()), env)
+    strings = [*command, *env.values()]
+    ids = None if root is None else frozenset(referenced_ids(strings, root))
+    return ServerEntry(client, config, name, command, list(env.values()), env, ids)
 
 
 def _named_servers(container: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -316,29 +296,138 @@ def _parse(path: Path, text: str) -> Any:
     return json.loads(text)
 
 
-def read_registrations(env: Mapping[str, str], root: Path | None = None) -> Registrations:
-    """Read every supported client config that exists (with `root`: also setup's record)."""
-    configs = client_configs(env, root)
-    found = Registrations(configs=configs)
-    for config in configs:
-        path = config.path
-        if not os.path.lexists(path):
-            continue
-        try:
-            text = safe_read.read_text_bounded(str(path), safe_read.CONFIG_CAP)
-        except (OSError, UnicodeDecodeError) as exc:
-            found.problems.append(ConfigProblem(config.client, path, f"cannot read: {exc}", None))
-            continue
-        try:
-            servers = list(_servers(config.client, _parse(path, text)))
-        except (ValueError, _BadShape) as exc:  # TOMLDecodeError and JSONDecodeError included
-            found.problems.append(ConfigProblem(config.client, path, str(exc), text))
-            continue
-        for name, server in servers:
-            entry = _entry(config.client, path, name, server)
-            if entry is not None:
-                found.entries.append(entry)
+class _Found:
+    """What reading some configs found: entries, problems and the projects they list."""
+
+    def __init__(self) -> None:
+        self.entries: list[ServerEntry] = []
+        self.problems: list[ConfigProblem] = []
+        self.projects: list[Path] = []
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def _examine(config: ClientConfig, root: Path | None, lists: bool) -> _Found:
+    """Read and parse one config (in a reader process: it may hang on a stuck mount)."""
+    found = _Found()
+    path = config.path
+    if not os.path.lexists(path):
+        return found
+    try:
+        text = safe_read.read_regular(str(path), safe_read.CONFIG_CAP).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = ConfigProblem(config.client, path, f"cannot read {path}: {exc}", None)
+        found.problems.append(problem)
+        return found
+    try:
+        doc = _parse(path, text)
+        servers = list(_servers(config.client, doc))
+    except RecursionError:
+        error = f"{path} does not parse (nested too deeply)"
+        found.problems.append(ConfigProblem(config.client, path, error, text))
+        return found
+    except (ValueError, _BadShape) as exc:  # TOMLDecodeError and JSONDecodeError included
+        error = f"{path} does not parse ({_first_line(exc)})"
+        found.problems.append(ConfigProblem(config.client, path, error, text))
+        return found
+    if lists:
+        found.projects += _listed_projects(doc)
+    for name, server in servers:
+        entry = _entry(config.client, path, name, server, root)
+        if entry is not None:
+            found.entries.append(entry)
     return found
+
+
+def _listed_projects(doc: Any) -> list[Path]:
+    """Project directories a user config lists (Claude Code's and Codex's `projects` keys)."""
+    projects = doc.get("projects") if isinstance(doc, dict) else None
+    if not isinstance(projects, dict):
+        return []
+    return [Path(p) for p in projects if isinstance(p, str) and os.path.isabs(p)]
+
+
+def _read_all(
+    configs: list[ClientConfig], root: Path | None, lists: bool, into: Registrations
+) -> list[Path]:
+    """Read every config in a reader process, each bounded (`isolated.run_tasks`); returns
+    the projects they list. A config that does not answer is one problem, naming it; the
+    other configs of its project are not tried (it already blocks every runtime)."""
+    from beam_runtime import isolated
+
+    tasks = [partial(_examine, config, root, lists) for config in configs]
+    groups = [str(c.path) if lists else _group_of(c) for c in configs]  # user files stand alone
+    outcomes = isolated.run_tasks(tasks, groups)
+    projects: list[Path] = []
+    for index, (config, outcome) in enumerate(zip(configs, outcomes, strict=True)):
+        if isinstance(outcome, isolated.Hung):
+            if outcome.culprit == index:
+                error = f"could not read {config.path} within {outcome.seconds:g} s"
+                into.problems.append(ConfigProblem(config.client, config.path, error, None))
+        elif isinstance(outcome, BaseException):
+            error = f"cannot read {config.path}: {outcome}"
+            into.problems.append(ConfigProblem(config.client, config.path, error, None))
+        else:
+            into.entries += outcome.entries
+            into.problems += outcome.problems
+            projects += outcome.projects
+    return projects
+
+
+def _served_and_recorded(root: Path) -> tuple[list[str], list[ClientConfig]]:
+    from beam_runtime import served
+
+    return served.load(root), recorded_configs(root)
+
+
+def read_registrations(
+    env: Mapping[str, str], root: Path | None = None, projects: Iterable[Path] = ()
+) -> Registrations:
+    """Read every supported client config that exists, never stalling (docs/RUNTIME.md).
+
+    First each client's user file (and, with `root`, the projects the MCP server served and the
+    files setup recorded), then every project-scoped file of every project those list, plus
+    `projects`. Every file is touched in a reader process (`isolated.run_tasks`), each bounded
+    by `safe_read.TIMEOUT_S`: a config that does not answer becomes a problem that blocks every
+    runtime, "could not read X within N s". With `root`, each entry carries the runtime ids it
+    points into, resolved in the same process.
+    """
+    from beam_runtime import isolated
+
+    users = user_configs(env)
+    found = Registrations(configs=list(users))
+    extra: list[ClientConfig] = []
+    dirs = list(projects)
+    if root is not None:
+        (outcome,) = isolated.run_tasks([partial(_served_and_recorded, root)])
+        if isinstance(outcome, tuple):
+            dirs += [Path(p) for p in outcome[0]]
+            extra += outcome[1]
+    dirs += _read_all(users, root, True, found)
+    seen = {(c.client, os.path.abspath(c.path)) for c in users}
+    second = []
+    for config in [c for d in dirs for c in project_configs(d)] + extra:
+        key = (config.client, os.path.abspath(config.path))
+        if key not in seen:
+            seen.add(key)
+            second.append(config)
+    found.configs += second
+    _read_all(second, root, False, found)
+    return found
+
+
+def _group_of(config: ClientConfig) -> str:
+    """The project a config belongs to: when one of its files does not answer, the others
+    are not tried one timeout after another."""
+    path = os.path.abspath(config.path)
+    for relative in (".codex/", ".cursor/", ".gemini/", ".vscode/", ".vibe/"):
+        head, sep, _tail = path.rpartition("/" + relative)
+        if sep:
+            return head
+    return os.path.dirname(path)
 
 
 def _versions_dirs(root: Path) -> list[str]:
@@ -427,7 +516,7 @@ class Reference:
 
     def describe(self) -> str:
         if self.error is not None:
-            return f"{self.client} ({self.config} does not parse or cannot be read)"
+            return f"{self.client} ({self.error})"
         return f"{self.client}:{self.server_name} in {self.config}"
 
 
@@ -438,13 +527,17 @@ class ReferenceIndex:
         self.registrations = registrations
         self._by_id: dict[str, list[Reference]] = {}
         for entry in registrations.entries:
-            for runtime_id in referenced_ids(entry.strings(), root):
+            ids = entry.ids if entry.ids is not None else referenced_ids(entry.strings(), root)
+            for runtime_id in ids:
                 ref = Reference(entry.client, entry.config, entry.server_name)
                 self._by_id.setdefault(runtime_id, []).append(ref)
 
     @classmethod
-    def scan(cls, root: Path, env: Mapping[str, str] | None = None) -> ReferenceIndex:
-        return cls(root, read_registrations(os.environ if env is None else env, root))
+    def scan(
+        cls, root: Path, env: Mapping[str, str] | None = None, projects: Iterable[Path] = ()
+    ) -> ReferenceIndex:
+        """Every config of the clients, the served projects and `projects`, read bounded."""
+        return cls(root, read_registrations(os.environ if env is None else env, root, projects))
 
     def referenced_by(self, runtime_id: str) -> list[Reference]:
         refs = list(self._by_id.get(runtime_id, []))

@@ -19,7 +19,8 @@ import os
 import queue
 import stat
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -65,6 +66,10 @@ class RefusedRead(OSError):
     def __str__(self) -> str:  # callers name the path themselves
         return str(self.strerror)
 
+    def __reduce__(self) -> tuple[type[RefusedRead], tuple[int, str, str, str]]:
+        """Pickled whole (a reader process sends it back to its parent)."""
+        return RefusedRead, (self.errno or 0, self.reason, str(self.strerror), str(self.filename))
+
 
 def kind_of(mode: int) -> str:
     for test, name in _KINDS:
@@ -89,6 +94,12 @@ def read_regular(path: str, cap: int) -> bytes:
     Raises `RefusedRead` for anything but a regular file or for a file over `cap`, and the
     plain ``OSError`` of ``open`` otherwise (``FileNotFoundError``, ``PermissionError``...).
     """
+    return read_regular_stat(path, cap)[0]
+
+
+def read_regular_stat(path: str, cap: int) -> tuple[bytes, os.stat_result]:
+    """`read_regular`, with the ``fstat`` of the very file that was read (to notice later
+    whether it is still the same file)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
@@ -97,7 +108,7 @@ def read_regular(path: str, cap: int) -> bytes:
             raise RefusedRead(errno.EINVAL, "notRegular", reason, path)
         if info.st_size > cap:
             raise too_large(path, cap)
-        return _read_upto(fd, path, cap, info.st_size)
+        return _read_upto(fd, path, cap, info.st_size), info
     finally:
         os.close(fd)
 
@@ -289,6 +300,39 @@ async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S)
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():  # not given up on (a timeout or a cancellation cancels it)
         future.set_result(None)
+
+
+def call_all_bounded(
+    calls: Sequence[tuple[Callable[[], T], str]], timeout: float = TIMEOUT_S
+) -> list[T | RefusedRead]:
+    """Each ``fn()`` of `calls` (``(fn, path)`` pairs) at once in pool threads, all given up
+    `timeout` seconds after the first started: a call that did not finish by then, or found no
+    thread, is its `RefusedRead` in the result; any other exception of a call is raised."""
+    deadline = time.monotonic() + timeout
+    started: list[tuple[_Job[T], threading.Event, str] | RefusedRead] = []
+    for fn, path in calls:
+        done = threading.Event()
+        job = _Job(fn, done.set)
+        try:
+            _POOL.submit(job, path)
+        except RefusedRead as refused:
+            started.append(refused)
+            continue
+        started.append((job, done, path))
+    outcomes: list[T | RefusedRead] = []
+    for item in started:
+        if isinstance(item, RefusedRead):
+            outcomes.append(item)
+            continue
+        job, done, path = item
+        done.wait(max(0.0, deadline - time.monotonic()))
+        try:
+            outcomes.append(job.result(path, timeout))
+        except RefusedRead as refused:
+            if refused.reason != "timeout" or job.box:
+                raise
+            outcomes.append(refused)
+    return outcomes
 
 
 def read_bounded(path: str, cap: int, timeout: float = TIMEOUT_S) -> bytes:

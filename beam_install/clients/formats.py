@@ -79,6 +79,15 @@ class JsonFormat:
     def without_entry(self, text: str) -> str:
         return jsonedit.delete_member(text, list(self.container), ENTRY_NAME)
 
+    def has_container(self, doc: Any) -> bool:
+        return jsonedit.get_path(doc, list(self.container)) is not None
+
+    def without_container(self, text: str) -> str:
+        """`text` without the servers object when it is empty (setup created it)."""
+        if jsonedit.get_path(self.parse(text), list(self.container)) != {}:
+            return text
+        return jsonedit.delete_member(text, list(self.container[:-1]), self.container[-1])
+
     def merged(self, old: dict[str, Any] | None, command: str) -> dict[str, Any]:
         """Our entry, keeping keys the user or the client added to an entry of ours."""
         new = self.desired(command)
@@ -154,7 +163,7 @@ class CodexFormat:
 
     def with_entry(self, text: str, entry: dict[str, Any]) -> str:
         tk = _toml()
-        doc = tk.parse(text)
+        doc = tk.parse(_ended(text))
         servers = doc.get("mcp_servers")
         if servers is None:
             servers = tk.table(is_super_table=True)
@@ -174,6 +183,25 @@ class CodexFormat:
             return text
         del servers[ENTRY_NAME]
         return str(tk.dumps(doc))
+
+    def has_container(self, doc: Any) -> bool:
+        return "mcp_servers" in doc
+
+    def without_container(self, text: str) -> str:
+        """`text` without the `mcp_servers` table when it is empty (setup created it)."""
+        tk = _toml()
+        doc = tk.parse(text)
+        servers = doc.get("mcp_servers")
+        if servers is None or len(servers) != 0:
+            return text
+        del doc["mcp_servers"]
+        return str(tk.dumps(doc))
+
+
+def _ended(text: str) -> str:
+    """A last line gets its newline before a table is appended after it (tomlkit would glue
+    the new header to it); remove takes it out again with the rest of what setup added."""
+    return text + "\n" if text and not text.endswith("\n") else text
 
 
 def _update_table(tk: Any, table: Any, entry: dict[str, Any]) -> None:
@@ -231,7 +259,7 @@ class VibeFormat(CodexFormat):
 
     def with_entry(self, text: str, entry: dict[str, Any]) -> str:
         tk = _toml()
-        doc = tk.parse(text)
+        doc = tk.parse(_ended(text))
         index = self._index(doc)
         if index is not None:
             _update_table(tk, doc["mcp_servers"][index], entry)

@@ -1,9 +1,10 @@
-"""Builds `beam_mcp/schema.json` (the `tools/list` payload) and `fields.json` from the models.
+"""Builds `beam_mcp/schema.json` (the `tools/list` payload) and `fields.json` from the models,
+and the skill setup installs (`beam_install/skill_text.py`, from `beam_mcp.tools.skill`).
 
 `fields.json` is what admitting a call without pydantic needs beyond the schema: every input
 field in model order, with its default (none: required) and the fields of a nested model.
-Run `python -m beam_mcp.tools.generate` after changing a model or the catalog; the test suite
-regenerates both files in memory and fails when a committed copy differs.
+Run `python -m beam_mcp.tools.generate` after changing a model, the catalog or the skill; the
+test suite regenerates the files in memory and fails when a committed copy differs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from beam_mcp.tools.models import INPUT_MODELS
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema.json"
 FIELDS_PATH = SCHEMA_PATH.with_name("fields.json")
+# The skill setup installs: written into beam_install's package, which never imports beam_mcp.
+SKILL_PATH = SCHEMA_PATH.parent.parent / "beam_install" / "skill_text.py"
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -120,9 +123,12 @@ def render_fields() -> str:
 
 
 def main() -> int:
+    from beam_mcp.tools.skill import render_module
+
     SCHEMA_PATH.write_text(render(), encoding="utf-8")
     FIELDS_PATH.write_text(render_fields(), encoding="utf-8")
-    sys.stdout.write(f"wrote {SCHEMA_PATH} and {FIELDS_PATH}\n")
+    SKILL_PATH.write_text(render_module(), encoding="utf-8")
+    sys.stdout.write(f"wrote {SCHEMA_PATH}, {FIELDS_PATH} and {SKILL_PATH}\n")
     return 0
 
 
