@@ -249,4 +249,11 @@ PINS: list[Mutant] = [
         '    rf"(?i)^(\\s*-?\\s*{_NAME})',
         ("tests/hardening/test_redaction_pins.py",),
     ),
+    Mutant(
+        "install_root",
+        IR,
+        '    if os.path.islink(path) or not os.path.isfile(path):\n        return None, "not a regular file"',
+        '    if not os.path.isfile(path):\n        return None, "not a regular file"',
+        _t("test_a_marker_that_is_a_link_to_a_valid_marker_is_refused"),
+    ),
 ]

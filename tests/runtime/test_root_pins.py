@@ -280,3 +280,29 @@ def test_a_tilde_command_through_a_link_into_versions_pins_its_runtime(
     write_codex(installed.home, {"lean-beam": "~/mylink/bin/lean-beam-mcp"})
     by_id = {entry["id"]: entry for entry in _listing(installed)["runtimes"]}
     assert [ref["server_name"] for ref in by_id[old]["referenced_by"]] == ["lean-beam"]
+
+
+def test_a_marker_that_is_a_link_to_a_valid_marker_is_refused(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """The root's marker must be a regular file: a link to identical bytes is not one."""
+    from beam_runtime.layout import MARKER_NAME
+
+    marker = installed.root / MARKER_NAME
+    copy = tmp_path / "marker-copy.json"
+    shutil.copy2(marker, copy)
+    marker.unlink()
+    marker.symlink_to(copy)
+    done = run(
+        [
+            dev_command("lean-beam"),
+            "runtime",
+            "list",
+            "--json",
+            "--install-root",
+            str(installed.root),
+        ],
+        installed.env(),
+    )
+    (entry,) = done.json()["runtimes"]
+    assert "not a regular file" in entry["invalid"], entry
