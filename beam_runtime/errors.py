@@ -77,7 +77,7 @@ def system_error(exc: BaseException, doing: str) -> BeamError:
     if exc.filename2 is not None:
         where = f" (while handling {exc.filename} and {exc.filename2})"
     path = None if exc.filename is None else str(exc.filename)
-    if category == "permissionDenied" and path is not None and exc.filename2 is None:
+    if category == "permissionDenied" and path is not None:
         path = denied_path(path)
         where = f" (permission denied on {path})"
         fix = f"make {path} writable for you (chmod u+w {path}, or fix its owner), then retry"
