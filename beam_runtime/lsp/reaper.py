@@ -1,4 +1,4 @@
-"""The watchdog that kills a server process's Lean trees when that process dies, even by SIGKILL.
+"""The watchdog that kills what a server process started (Lean, Lake) when it dies, even by SIGKILL.
 
 Every process the server starts (Lean servers, ``lake build``, ``beam-cli mcp-config``) carries
 ``LEAN_BEAM_LSP_SESSION=<token><hex>`` in its environment (`marked_environment`), and every
