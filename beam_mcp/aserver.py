@@ -437,7 +437,8 @@ class AsyncServer:
         again."""
         call = flight.call
         given = call.root
-        known = None if call.spec.fence else self.roots.get(given)
+        riding = not call.spec.fence and getattr(self.backend, "rides_root_checks", False)
+        known = self.roots.get(given) if riding else None
         if known is None:
             await self._canonical_root(flight)
             return await self._backend_call(flight.call, reporter)

@@ -53,6 +53,10 @@ def tool_error(error: BrokerError) -> ToolError:
 class BrokerBackend:
     """The server's backend: each call runs its catalog row's handler on the broker."""
 
+    # The broker's first bounded read of a call (or `Broker.run`'s settle when no file is named)
+    # runs the server's check of a remembered root (`backend.py`).
+    rides_root_checks = True
+
     def __init__(self, settings: Settings, config: BrokerConfig | None = None) -> None:
         self.broker = Broker(config if config is not None else broker_config(settings))
         self.wait_ms = settings.wait_ms

@@ -297,6 +297,18 @@ async def call_async(fn: Callable[[], T], path: str, timeout: float = TIMEOUT_S)
     return job.result(path, timeout)
 
 
+async def settle(path: str, timeout: float = TIMEOUT_S) -> None:
+    """The calling task's armed `Prelude` now, in a trip of its own, when no bounded call took
+    it yet: for work that touches no named file but must not start before the check."""
+    prelude = _PRELUDE.get()
+    if prelude is not None and prelude.check is not None:
+        await call_async(_nothing, path, timeout)
+
+
+def _nothing() -> None:
+    return None
+
+
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():  # not given up on (a timeout or a cancellation cancels it)
         future.set_result(None)

@@ -21,7 +21,7 @@ from anyio.abc import TaskGroup
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.session.budget import Idle, MemoryBudget
 from beam_runtime.broker.session.manager import ManagerConfig, SessionManager
-from beam_runtime.broker.session.paths import read_snapshot, resolve_source_async
+from beam_runtime.broker.session.paths import off_loop_settle, read_snapshot, resolve_source_async
 from beam_runtime.broker.session.reporting import Context
 from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.speculation.pool import PoolConfig
@@ -148,7 +148,9 @@ class Broker:
         manager = self._manager()
         budget = _Budget(getattr(args, "wait_ms", None))
         source = None
-        if path is not None and not (rereads and _alive(manager, root)):
+        if path is None:  # the caller's check of the root (if any) before the session is used
+            await off_loop_settle(root)
+        elif not (rereads and _alive(manager, root)):
             source = await resolve_source_async(root, path)
             await read_snapshot(manager.sources, source)
         async with manager.use(root, budget.left_s()) as session:

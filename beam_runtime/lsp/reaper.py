@@ -1,4 +1,4 @@
-"""The watchdog that kills a server process's Lean trees when that process dies, even by SIGKILL.
+"""The watchdog that kills what a server process started (Lean, Lake) when it dies, even by SIGKILL.
 
 Every process the server starts (Lean servers, ``lake build``, ``beam-cli mcp-config``) carries
 ``LEAN_BEAM_LSP_SESSION=<token><hex>`` in its environment (`marked_environment`), and every
@@ -29,15 +29,15 @@ _ROUNDS = 50  # scans after the owner died; a scan that finds nothing ends the w
 _PAUSE_S = 0.02
 _SHELL = "/bin/sh"
 
-# $1: grep, $2: the pattern of this process's markers. Reads stdin until EOF (nothing is ever
-# written), then kills every process whose environment has an entry matching the pattern (grep -z:
-# one entry per NUL-terminated "line"), scan after scan until one finds none, at most 50 scans.
+# $1: grep, $2: this process's marker and token. Reads stdin until EOF (nothing is ever written),
+# then kills every process whose environment holds that text (the token is 16 random hex digits:
+# only our own children carry it), scan after scan until one finds none, at most 50 scans.
 _SCRIPT = """trap '' HUP INT TERM
 while read -r _; do :; done
 n=0
 while [ "$n" -lt 50 ]; do
   found=
-  for f in $("$1" -l -s -a -z "$2" /proc/[0-9]*/environ); do
+  for f in $("$1" -l -s -a -F -e "$2" /proc/[0-9]*/environ); do
     p=${f#/proc/}; p=${p%/environ}
     [ "$p" = "$$" ] || { kill -9 "$p" 2>/dev/null; found=1; }
   done
@@ -101,7 +101,7 @@ def _command(token: str) -> list[str]:
     """The shell watchdog, or this file run by Python where the shell or grep is missing."""
     grep = _on_path("grep")
     if grep is not None and os.access(_SHELL, os.X_OK):
-        return [_SHELL, "-c", _SCRIPT, "lean-beam-watchdog", grep, f"^{MARKER_VARIABLE}={token}"]
+        return [_SHELL, "-c", _SCRIPT, "lean-beam-watchdog", grep, f"{MARKER_VARIABLE}={token}"]
     return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), token]
 
 

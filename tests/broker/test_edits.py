@@ -72,6 +72,24 @@ def test_byte_edits_rebuild_the_file_and_keep_their_anchor(seed: int) -> None:
         text = new
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_in_place_comparison_agrees_with_slices(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(300):
+        a = bytes(rng.choices(b"ab\n", k=rng.randint(0, 300)))
+        b = bytearray(a)
+        for _ in range(rng.randint(0, 3)):
+            if b and rng.random() < 0.5:
+                del b[rng.randrange(len(b))]
+            else:
+                b.insert(rng.randint(0, len(b)), rng.choice(b"abc\n"))
+        b = bytes(b)
+        start = edits.shared_start(a, b)
+        assert start == edits.common_start(a, b), (a, b)
+        limit = min(len(a), len(b)) - start
+        assert edits.shared_end(a, b, limit) == edits.common_end(a, b, limit), (a, b)
+
+
 def test_only_the_changed_lines_are_checked_and_errors_point_into_the_file() -> None:
     old = "".join(f"line {i} é\n" for i in range(100)).encode()
     bad = old.replace(b"line 50 ", b"line 50 \xff", 1)

@@ -1,5 +1,6 @@
 """How often a call leaves the event loop: one trip to a reading thread per call on an unchanged
-file, whatever the tool (the workspace root's check rides along with the file's).
+file, whatever the tool (the workspace root's check rides along with the file's; a tool that
+names no file makes that one trip for the root alone).
 
 Every trip ends with the pool thread waking the event loop through its self-pipe
 (``call_soon_threadsafe``: one ``send`` of a single NUL byte); ``strace -f`` on the real server
@@ -51,7 +52,8 @@ def _wakeups(trace: Path) -> int:
 
 
 @pytest.mark.parametrize(
-    "tool", ["lean_hover", "lean_update", "lean_sync", "lean_document_symbols"]
+    "tool",
+    ["lean_hover", "lean_update", "lean_sync", "lean_document_symbols", "lean_workspace_symbols"],
 )
 def test_a_call_on_an_unchanged_file_leaves_the_loop_once(
     servers: list[Server], project: Path, tmp_path: Path, tool: str
@@ -61,6 +63,8 @@ def test_a_call_on_an_unchanged_file_leaves_the_loop_once(
     args = {**workspace(project), "path": "Main.lean"}
     if tool == "lean_hover":
         args.update(line=0, character=4)
+    if tool == "lean_workspace_symbols":  # names no file: the root's check alone leaves the loop
+        args = {**workspace(project), "query": "answer"}
     for rid in (1, 2):  # the session starts, the root and the file are resolved once
         ok(server, rid, tool, args)
     before = _wakeups(trace)

@@ -5,11 +5,12 @@ between the common start and the common end of the two texts; when that replaced
 than half of the new file, the whole text is cheaper for both sides.
 
 A file without carriage returns is diffed as UTF-8 bytes (`byte_change`), in proportion to the
-edit rather than the file: the common start and end are found once, by comparing slices in C
-(the reader finds them while it checks the new bytes: `byte_span`, `check_lines`); only the
-changed lines are decoded; the line number of the edit is counted from the document's anchor,
-the start of the line of the previous edit (`Anchor`), not from the top of the file. A file
-with carriage returns goes through its decoded, LF-normalized text (`content_change`).
+edit rather than the file: the common start and end are found once, compared in place (a memcmp
+through a memoryview, no copies; the reader finds them while it checks the new bytes:
+`byte_span`, `check_lines`); only the changed lines are decoded; the line number of the edit is
+counted from the document's anchor, the start of the line of the previous edit (`Anchor`), not
+from the top of the file. A file with carriage returns goes through its decoded, LF-normalized
+text (`content_change`).
 """
 
 from __future__ import annotations
@@ -110,13 +111,44 @@ def _inside(data: bytes, index: int) -> bool:
 def byte_span(old: bytes, new: bytes) -> Span:
     """The bytes two UTF-8 texts share at the start and at the end, cut back to character
     boundaries in both and never overlapping."""
-    start = common_start(old, new)
+    start = shared_start(old, new)
     while start and (_inside(new, start) or _inside(old, start)):
         start -= 1
-    end = common_end(old, new, min(len(old), len(new)) - start)
+    end = shared_end(old, new, min(len(old), len(new)) - start)
     while end and _inside(new, len(new) - end):  # the shared end is the same bytes in both
         end -= 1
     return start, end
+
+
+def shared_start(a: bytes, b: bytes) -> int:
+    """`common_start` for bytes, without copies: ``startswith`` with a memoryview of ``b``
+    compares in place (a memcmp), so a binary search compares about ``len`` bytes in all."""
+    view = memoryview(b)
+    low, high = 0, min(len(a), len(b))
+    if a.startswith(view[:high]):
+        return high
+    while high - low > 1:  # a[:low] == b[:low], a[:high] != b[:high]
+        mid = (low + high) // 2
+        if a.startswith(view[low:mid], low):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def shared_end(a: bytes, b: bytes, limit: int) -> int:
+    """`common_end` for bytes, at most ``limit``, compared in place like `shared_start`."""
+    view, la, lb = memoryview(b), len(a), len(b)
+    if a.startswith(view[lb - limit :], la - limit):
+        return limit
+    low, high = 0, limit  # the last ``low`` bytes agree, the last ``high`` do not
+    while high - low > 1:
+        mid = (low + high) // 2
+        if a.startswith(view[lb - mid : lb - low], la - mid):
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 def check_lines(old_valid: bytes, new: bytes, span: Span) -> None:

@@ -133,6 +133,15 @@ async def off_loop(fn: Callable[[], T], name: str) -> T:
         raise _stuck(name, exc) from None
 
 
+async def off_loop_settle(name: str) -> None:
+    """A check the MCP server armed for this call (`safe_read.settle`), run now, bounded like a
+    read; a tool that names no file runs it before it touches the session."""
+    try:
+        await safe_read.settle(name)
+    except safe_read.RefusedRead as exc:
+        raise _stuck(name, exc) from None
+
+
 async def resolve_source_async(root: str, path: str) -> SourceFile:
     """`resolve_source` off the event loop and bounded: resolving stats the path, which never
     returns on a stuck mount."""
