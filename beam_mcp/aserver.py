@@ -437,8 +437,10 @@ class AsyncServer:
         again."""
         call = flight.call
         given = call.root
-        riding = not call.spec.fence and getattr(self.backend, "rides_root_checks", False)
-        known = self.roots.get(given) if riding else None
+        known = None if call.spec.fence else self.roots.get(given)
+        rides = getattr(self.backend, "rides_root_checks", None)
+        if known is not None and (rides is None or not rides(known)):
+            known = None
         if known is None:
             await self._canonical_root(flight)
             return await self._backend_call(flight.call, reporter)

@@ -89,10 +89,11 @@ class LeanBackend(Protocol):
 
 # Optional: a backend with `attach(task_group: anyio.abc.TaskGroup) -> None` receives the
 # server's long-lived task group right after it is created (session readers, idle reapers).
-# Optional: a backend with `rides_root_checks = True` makes a bounded read (`safe_read`) before
-# it acts on a workspace (or calls `safe_read.settle`): the server then hands it a remembered
-# root at once and the root's check rides along with that read (see `workspace.py`). Other
-# backends get every root canonicalized before the call, in a trip of its own.
+# Optional: a backend with `rides_root_checks(root) -> bool` answering True for a canonical root
+# makes a bounded read (`safe_read`) in this process before it acts on that workspace (or calls
+# `safe_read.settle`): the server then hands it the remembered root at once and the root's check
+# rides along with that read (see `workspace.py`). Other backends, and roots served elsewhere
+# (a shared host), get the root canonicalized before the call, in a trip of its own.
 
 
 def create_backend(settings: Settings) -> LeanBackend:

@@ -70,6 +70,11 @@ class SharedBackend:
     def attach(self, group: TaskGroup) -> None:
         self._group = group
 
+    def rides_root_checks(self, root: str) -> bool:
+        """A root served in this process rides its check on the broker's first read; a host
+        reads files in its own process, so a hosted root is checked here first."""
+        return self.mode == "off" or root in self.in_process
+
     def local(self) -> BrokerBackend:
         if self._local is None:
             self._local = BrokerBackend(self.settings, self.config)

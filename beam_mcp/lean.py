@@ -53,9 +53,10 @@ def tool_error(error: BrokerError) -> ToolError:
 class BrokerBackend:
     """The server's backend: each call runs its catalog row's handler on the broker."""
 
-    # The broker's first bounded read of a call (or `Broker.run`'s settle when no file is named)
-    # runs the server's check of a remembered root (`backend.py`).
-    rides_root_checks = True
+    def rides_root_checks(self, root: str) -> bool:
+        """Yes: the broker's first bounded read of a call (or `Broker.run`'s settle when no file
+        is named) runs the server's check of a remembered root (`backend.py`)."""
+        return True
 
     def __init__(self, settings: Settings, config: BrokerConfig | None = None) -> None:
         self.broker = Broker(config if config is not None else broker_config(settings))
