@@ -4,8 +4,10 @@ The plan reads every selected config first and refuses the whole run when one is
 (`plan.read_config`); nothing is written without `--yes`. Entries are ours when they carry
 `LEAN_BEAM_MANAGED=1` (or run this root's wrapper or runtimes); an entry of the same name that
 is not ours is reported and left alone unless `--force-unmanaged`. `--refresh` rewrites only
-entries that are ours and adds none. The skill for the selected hosts, and the record of what
-was registered, change in the same transaction (`journal.commit`).
+entries that are ours and adds none. The skill for the selected hosts (and a refresh of any
+stale copy of ours), and the record of what was registered and of what setup created for it
+(so that remove can give every byte back), change in the same transaction (`journal.commit`).
+A file a client rewrote between the plan and its write is planned again (`apply_planned`).
 """
 
 from __future__ import annotations

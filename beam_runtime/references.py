@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from beam_runtime import safe_read
+from beam_runtime import safe_read, served
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -378,8 +378,6 @@ def _read_all(
 
 
 def _served_and_recorded(root: Path) -> tuple[list[str], list[ClientConfig]]:
-    from beam_runtime import served
-
     return served.load(root), recorded_configs(root)
 
 

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from beam_runtime import safe_read
 from beam_runtime.layout import MARKER_NAME, ROOT_ENV, STATE_TMP_PREFIX
 
 FILE_NAME = "projects.json"
@@ -66,11 +67,9 @@ def parse(text: str) -> list[tuple[str, str]]:
 def load(root: Path) -> list[str]:
     """The served project roots, most recent first (nothing when the record is missing or bad).
 
-    A plain read: callers that must not stall run it in a bounded pool thread."""
-    from beam_runtime.safe_read import read_regular
-
+    A plain read: callers that must not stall run it in a reader process."""
     try:
-        text = read_regular(str(record_path(root)), CAP).decode("utf-8")
+        text = safe_read.read_regular(str(record_path(root)), CAP).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return []
     return [project for project, _used in parse(text)]
