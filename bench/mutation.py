@@ -15,8 +15,9 @@ Equivalent mutants (no behaviour changes) are listed and left out of the kill ra
 `--select coverage` runs, for each mutant, only the tests seen running its line: the fast suite
 runs once under coverage.py (installed into the copy's venv) with one context per test, and the
 tests that fail unmutated are never selected (so no separate baseline run). Coverage follows the
-test process, its xdist workers and the Python subprocesses that inherit its environment; what an
-installed runtime runs (`-S`, no `.pth`) is not seen. A mutant on a line no test was seen
+test processes (xdist workers) and every Python subprocess of the copy's venv started below a
+test (a `.pth` hook, active only during that run); what an installed runtime runs (`-S`, no
+`.pth`) is not seen. A mutant on a line no test was seen
 running, or on a module-level line, runs its listed test directories with `-x -n 4` instead.
 """
 
@@ -548,27 +549,30 @@ def run_tests(
 
 # --- test selection by coverage (`--select coverage`) -----------------------------------------
 #
-# Once per run the fast suite runs under coverage.py with one context per test: a pytest plugin
-# switches the context to the test's node id and exports it, and a `.pth` hook makes every Python
-# subprocess that inherits the environment (and runs with `site`) record under that same context.
-# Installed runtimes run their interpreter with `-S` (no `.pth`), and a test that builds its
-# subprocesses' environment from scratch drops the variables: what runs there is not seen, and a
-# mutant whose line no test was seen running falls back to its listed test directories.
+# Once per run the fast suite runs under coverage.py with one context per test. The tests build
+# their subprocesses' environment from scratch, so nothing rides on environment variables: while
+# `<venv>/beam-mutation/active` exists, a `.pth` hook starts coverage in every Python process of
+# the copy's venv, and takes as context the node id that the pytest plugin wrote for the nearest
+# ancestor process that is running a test (`<venv>/beam-mutation/context/<pid>`). Installed
+# runtimes run their interpreter with `-S` (no `.pth`): what runs there is not seen, and a mutant
+# whose line no test was seen running falls back to its listed test directories.
 
 _PLUGIN = """\
 import os
+import sys
 
 import pytest
 
-CONTEXT = "BEAM_MUTATION_CONTEXT"
+STATE = os.path.join(sys.prefix, "beam-mutation")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    if os.environ.get("COVERAGE_PROCESS_START"):
+    if os.path.exists(os.path.join(STATE, "active")):
         import coverage
 
-        os.environ[CONTEXT] = item.nodeid
+        with open(os.path.join(STATE, "context", str(os.getpid())), "w") as handle:
+            handle.write(item.nodeid)
         cov = coverage.Coverage.current()
         if cov is not None:
             cov.switch_context(item.nodeid)
@@ -599,17 +603,41 @@ def pytest_runtest_logreport(report):
             handle.write(report.nodeid + "\\n")
 """
 
-# Runs after coverage's own `.pth` (which starts coverage when COVERAGE_PROCESS_START is set).
 _PTH_HOOK = """\
 import os
+import sys
 
-if os.environ.get("COVERAGE_PROCESS_START") and os.environ.get("BEAM_MUTATION_CONTEXT"):
+_STATE = os.path.join(sys.prefix, "beam-mutation")
+
+
+def _context():
+    pid = os.getpid()
+    for _ in range(12):
+        try:
+            with open(os.path.join(_STATE, "context", str(pid))) as handle:
+                return handle.read()
+        except OSError:
+            pass
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return ""
+        if pid <= 1:
+            return ""
+    return ""
+
+
+if os.path.exists(os.path.join(_STATE, "active")):
     try:
         import coverage
 
-        cov = getattr(coverage.process_startup, "coverage", None) or coverage.process_startup()
-        if cov is not None:
-            cov.switch_context(os.environ["BEAM_MUTATION_CONTEXT"])
+        _cov = coverage.Coverage(config_file=os.path.join(_STATE, "coveragerc"), auto_data=True)
+        _cov._warn_no_data = False
+        _cov.start()
+        _found = _context()
+        if _found:
+            _cov.switch_context(_found)
     except Exception:
         pass
 """
@@ -688,10 +716,13 @@ def select_by_coverage(work: Path, repo: Path, python: Path, mutants: list[Mutan
         (site / "beam_mutation_plugin.py").write_text(_PLUGIN, encoding="utf-8")
         (site / "beam_mutation_context.py").write_text(_PTH_HOOK, encoding="utf-8")
         (site / "zz_beam_mutation.pth").write_text("import beam_mutation_context\n")
-        rc = folder / "coveragerc"
+        state = python.parent.parent / "beam-mutation"
+        shutil.rmtree(state, ignore_errors=True)
+        (state / "context").mkdir(parents=True)
         data = folder / "data"
         shutil.rmtree(data, ignore_errors=True)
         data.mkdir()
+        rc = state / "coveragerc"
         rc.write_text(
             "[run]\nparallel = true\nsigterm = true\n"
             f"data_file = {data}/.coverage\n"
@@ -699,18 +730,21 @@ def select_by_coverage(work: Path, repo: Path, python: Path, mutants: list[Mutan
             encoding="utf-8",
         )
         skip_file.write_text("")
-        env = {
-            **os.environ,
-            "COVERAGE_PROCESS_START": str(rc),
-            "BEAM_MUTATION_FAILED": str(skip_file),
-        }
+        env = {**os.environ, "BEAM_MUTATION_FAILED": str(skip_file)}
         argv = [
             str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
             "beam_mutation_plugin", "-m", "not slow", "-n", "4", "tests",
         ]  # fmt: skip
         started = time.monotonic()
         print("running the fast suite under coverage (once)...", flush=True)
-        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, check=False)
+        (state / "active").write_text("")
+        try:
+            done = subprocess.run(
+                argv, cwd=repo, env=env, capture_output=True, text=True, check=False
+            )
+        finally:
+            (state / "active").unlink()
+        (folder / "suite.log").write_text(done.stdout + done.stderr, encoding="utf-8")
         tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
         print(f"  {time.monotonic() - started:.0f}s: {tail[0]}", flush=True)
         subprocess.run(
