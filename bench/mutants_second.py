@@ -15,6 +15,7 @@ from mutation import Mutant  # bench/ is on sys.path when mutation.py runs as a 
 INSTALL, RUNTIME, SETUP = ("tests/install",), ("tests/runtime",), ("tests/setup",)
 BROKER, MCP, VERIFY = ("tests/broker",), ("tests/mcp",), ("tests/verify",)
 SPECULATIVE, HARDENING = ("tests/speculative",), ("tests/hardening",)
+REDACT = ("tests/hardening", "tests/agent")
 ROOTS = ("tests/install", "tests/runtime")
 
 IR, RC, ROOT = (
@@ -304,7 +305,7 @@ SECOND: list[Mutant] = [
     ),
     # --- redaction ---
     Mutant(
-        "redact", RD, '    rf"(?im)^(\\s*-?\\s*{_NAME})', '    rf"(?i)^(\\s*-?\\s*{_NAME})', BROKER
+        "redact", RD, '    rf"(?im)^(\\s*-?\\s*{_NAME})', '    rf"(?i)^(\\s*-?\\s*{_NAME})', REDACT
     ),
     # --- result budget and the wire ---
     Mutant(

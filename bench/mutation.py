@@ -17,8 +17,9 @@ runs once under coverage.py (installed into the copy's venv) with one context pe
 tests that fail unmutated are never selected (so no separate baseline run). Coverage follows the
 test processes (xdist workers) and every Python subprocess of the copy's venv started below a
 test (a `.pth` hook, active only during that run); what an installed runtime runs (`-S`, no
-`.pth`) is not seen. A mutant on a line no test was seen
-running, or on a module-level line, runs its listed test directories with `-x -n 4` instead.
+`.pth`) is not seen. A mutant on a module-level line (or inside one) runs the tests seen running
+any function of its module; a mutant no test was seen reaching runs its listed test directories
+with `-x -n 4` instead.
 """
 
 # ruff: noqa: E501  (the mutant table quotes source lines verbatim)
@@ -675,16 +676,21 @@ class Selection:
         if start < 0:
             return set()
         first = text.count("\n", 0, start) + 1
-        line_start = text.rfind("\n", 0, start) + 1
-        if not text[line_start].isspace():
-            return set()  # module level: runs at import, whatever test imported it first
         by_line = self.lines.get(mutant.path, {})
-        span = range(first, first + mutant.original.count("\n") + 1)
-        found = set().union(*(by_line.get(n, set()) for n in span))
-        for back in range(first - 1, max(first - 6, 0), -1):  # inside a multi-line statement
-            if found:
-                break
-            found = set(by_line.get(back, set()))
+        indented = text.rfind("\n", 0, start) + 1
+        found: set[str] = set()
+        if text[indented].isspace():  # inside a function: the tests that ran these lines
+            span = range(first, first + mutant.original.count("\n") + 1)
+            found = set().union(*(by_line.get(n, set()) for n in span))
+            for back in range(first - 1, max(first - 6, 0), -1):  # a multi-line statement
+                if found:
+                    break
+                found = set(by_line.get(back, set()))
+        if not found:  # module level (runs at import) or a line inside one: who ran the module
+            lines = text.splitlines()
+            found = set().union(
+                *(c for n, c in by_line.items() if n <= len(lines) and lines[n - 1][:1].isspace())
+            )
         return found - self.failed
 
 
