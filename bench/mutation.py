@@ -2,7 +2,7 @@
 fast tests that should catch it. A bench, not a test: it is never collected by pytest.
 
 Usage: python3 bench/mutation.py [--list first|pins|second] [--only MODULE ...] [--timeout SECONDS]
-       [--work DIR]
+       [--work DIR] [--select listed|coverage] [--check]
 
 The repository (tracked and untracked, not ignored, files) is copied to a temporary directory with
 a virtual environment of its own (`pip install -e .[test]`, so console scripts, installed runtimes
@@ -11,6 +11,15 @@ the copy, its tests run with `-x -m "not slow"` under a timeout, and the file is
 worktree is never touched. A mutant is killed when its tests fail or time out; a snippet that no
 longer occurs exactly once is reported as "snippet not found" (the code moved: update the list).
 Equivalent mutants (no behaviour changes) are listed and left out of the kill rate.
+
+`--select coverage` runs, for each mutant, only the tests seen running its line: the fast suite
+runs once under coverage.py (installed into the copy's venv) with one context per test, and the
+tests that fail unmutated are never selected (so no separate baseline run). Coverage follows the
+test processes (xdist workers) and every Python subprocess of the copy's venv started below a
+test (a `.pth` hook, active only during that run); what an installed runtime runs (`-S`, no
+`.pth`) is not seen. A mutant on a module-level line (or inside one) runs the tests seen running
+any function of its module; a mutant no test was seen reaching runs its listed test directories
+with `-x -n 4` instead.
 """
 
 # ruff: noqa: E501  (the mutant table quotes source lines verbatim)
@@ -578,7 +587,14 @@ def make_venv(repo: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def run_tests(python: Path, repo: Path, tests: tuple[str, ...], timeout: float) -> str:
+def run_tests(
+    python: Path,
+    repo: Path,
+    tests: tuple[str, ...],
+    timeout: float,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> str:
     argv = [
         str(python),
         "-m",
@@ -591,13 +607,244 @@ def run_tests(python: Path, repo: Path, tests: tuple[str, ...], timeout: float) 
         "not slow",
         "--timeout",
         str(int(timeout)),
+        *extra,
         *tests,
     ]
     try:
-        done = subprocess.run(argv, cwd=repo, capture_output=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            argv, cwd=repo, capture_output=True, timeout=timeout, check=False, env=env
+        )
     except subprocess.TimeoutExpired:
         return "timeout"
+    if done.returncode == 5:
+        return "no tests"  # everything was deselected: not a kill
     return "pass" if done.returncode == 0 else "fail"
+
+
+# --- test selection by coverage (`--select coverage`) -----------------------------------------
+#
+# Once per run the fast suite runs under coverage.py with one context per test. The tests build
+# their subprocesses' environment from scratch, so nothing rides on environment variables: while
+# `<venv>/beam-mutation/active` exists, a `.pth` hook starts coverage in every Python process of
+# the copy's venv, and takes as context the node id that the pytest plugin wrote for the nearest
+# ancestor process that is running a test (`<venv>/beam-mutation/context/<pid>`). Installed
+# runtimes run their interpreter with `-S` (no `.pth`): what runs there is not seen, and a mutant
+# whose line no test was seen running falls back to its listed test directories.
+
+_PLUGIN = """\
+import os
+import sys
+
+import pytest
+
+STATE = os.path.join(sys.prefix, "beam-mutation")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if os.path.exists(os.path.join(STATE, "active")):
+        import coverage
+
+        with open(os.path.join(STATE, "context", str(os.getpid())), "w") as handle:
+            handle.write(item.nodeid)
+        cov = coverage.Coverage.current()
+        if cov is not None:
+            cov.switch_context(item.nodeid)
+    yield
+
+
+def _lines(variable):
+    path = os.environ.get(variable)
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return set(handle.read().splitlines())
+
+
+def pytest_collection_modifyitems(config, items):
+    keep, skip = _lines("BEAM_MUTATION_KEEP"), _lines("BEAM_MUTATION_SKIP") or set()
+    chosen = [i for i in items if (keep is None or i.nodeid in keep) and i.nodeid not in skip]
+    dropped = [i for i in items if i not in chosen]
+    if dropped:
+        items[:] = chosen
+        config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("BEAM_MUTATION_FAILED")
+    if path and report.failed:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(report.nodeid + "\\n")
+"""
+
+_PTH_HOOK = """\
+import os
+import sys
+
+_STATE = os.path.join(sys.prefix, "beam-mutation")
+
+
+def _context():
+    pid = os.getpid()
+    for _ in range(12):
+        try:
+            with open(os.path.join(_STATE, "context", str(pid))) as handle:
+                return handle.read()
+        except OSError:
+            pass
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return ""
+        if pid <= 1:
+            return ""
+    return ""
+
+
+if os.path.exists(os.path.join(_STATE, "active")):
+    try:
+        import coverage
+
+        _cov = coverage.Coverage(config_file=os.path.join(_STATE, "coveragerc"), auto_data=True)
+        _cov._warn_no_data = False
+        _cov.start()
+        _found = _context()
+        if _found:
+            _cov.switch_context(_found)
+    except Exception:
+        pass
+"""
+
+_DUMP = """\
+import json, sys
+from coverage import CoverageData
+
+data = CoverageData(sys.argv[1])
+data.read()
+wanted = json.loads(sys.argv[2])
+out = {}
+for measured in data.measured_files():
+    for rel in wanted:
+        if measured.endswith("/" + rel):
+            by_line = data.contexts_by_lineno(measured)
+            into = out.setdefault(rel, {})
+            for line, contexts in by_line.items():
+                into.setdefault(str(line), set()).update(c for c in contexts if c)
+print(json.dumps({r: {l: sorted(c) for l, c in v.items()} for r, v in out.items()}))
+"""
+
+
+@dataclass
+class Selection:
+    """Which tests ran each line of the mutated files, and the tests that failed unmutated."""
+
+    lines: dict[str, dict[int, set[str]]]
+    failed: set[str]
+    skip_file: Path
+
+    def tests_for(self, repo: Path, mutant: Mutant) -> set[str]:
+        text = (repo / mutant.path).read_text(encoding="utf-8")
+        start = text.find(mutant.original)
+        if start < 0:
+            return set()
+        first = text.count("\n", 0, start) + 1
+        by_line = self.lines.get(mutant.path, {})
+        indented = text.rfind("\n", 0, start) + 1
+        found: set[str] = set()
+        if text[indented].isspace():  # inside a function: the tests that ran these lines
+            span = range(first, first + mutant.original.count("\n") + 1)
+            found = set().union(*(by_line.get(n, set()) for n in span))
+            for back in range(first - 1, max(first - 6, 0), -1):  # a multi-line statement
+                if found:
+                    break
+                found = set(by_line.get(back, set()))
+        if not found:  # module level (runs at import) or a line inside one: who ran the module
+            lines = text.splitlines()
+            found = set().union(
+                *(c for n, c in by_line.items() if n <= len(lines) and lines[n - 1][:1].isspace())
+            )
+        return found - self.failed
+
+
+def _site_packages(python: Path) -> Path:
+    out = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def select_by_coverage(work: Path, repo: Path, python: Path, mutants: list[Mutant]) -> Selection:
+    """Run the fast suite once under coverage with per-test contexts (cached in `work`)."""
+    import json
+
+    folder = work / "coverage"
+    cached = folder / "map.json"
+    skip_file = folder / "failed.txt"
+    if not cached.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        check = subprocess.run([str(python), "-c", "import coverage"], capture_output=True)
+        if check.returncode != 0:
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", "coverage>=7.4"], check=True
+            )
+        site = _site_packages(python)
+        (site / "beam_mutation_plugin.py").write_text(_PLUGIN, encoding="utf-8")
+        (site / "beam_mutation_context.py").write_text(_PTH_HOOK, encoding="utf-8")
+        (site / "zz_beam_mutation.pth").write_text("import beam_mutation_context\n")
+        state = python.parent.parent / "beam-mutation"
+        shutil.rmtree(state, ignore_errors=True)
+        (state / "context").mkdir(parents=True)
+        data = folder / "data"
+        shutil.rmtree(data, ignore_errors=True)
+        data.mkdir()
+        rc = state / "coveragerc"
+        rc.write_text(
+            "[run]\nparallel = true\nsigterm = true\n"
+            f"data_file = {data}/.coverage\n"
+            "include =\n    */beam_install/*\n    */beam_runtime/*\n    */beam_mcp/*\n",
+            encoding="utf-8",
+        )
+        skip_file.write_text("")
+        env = {**os.environ, "BEAM_MUTATION_FAILED": str(skip_file)}
+        argv = [
+            str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+            "beam_mutation_plugin", "-m", "not slow", "-n", "4", "tests",
+        ]  # fmt: skip
+        started = time.monotonic()
+        print("running the fast suite under coverage (once)...", flush=True)
+        (state / "active").write_text("")
+        try:
+            done = subprocess.run(
+                argv, cwd=repo, env=env, capture_output=True, text=True, check=False
+            )
+        finally:
+            (state / "active").unlink()
+        (folder / "suite.log").write_text(done.stdout + done.stderr, encoding="utf-8")
+        tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+        print(f"  {time.monotonic() - started:.0f}s: {tail[0]}", flush=True)
+        subprocess.run(
+            [str(python), "-m", "coverage", "combine", "--quiet", "--rcfile", str(rc)],
+            cwd=data,
+            check=True,
+        )
+        paths = sorted({m.path for m in LISTS["first"]()} | {m.path for m in mutants})
+        dump = subprocess.run(
+            [str(python), "-c", _DUMP, str(data / ".coverage"), json.dumps(paths)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        cached.write_text(dump.stdout, encoding="utf-8")
+    raw = json.loads(cached.read_text(encoding="utf-8"))
+    lines = {rel: {int(n): set(c) for n, c in v.items()} for rel, v in raw.items()}
+    failed = set(skip_file.read_text(encoding="utf-8").split())
+    if failed:
+        print(f"  {len(failed)} test(s) failed unmutated and are never selected", flush=True)
+    return Selection(lines, failed, skip_file)
 
 
 def drop_bytecode(path: Path) -> None:
@@ -622,25 +869,63 @@ def restore(repo: Path, mutant: Mutant, text: str) -> None:
     drop_bytecode(path)
 
 
+def _run_mutant(
+    repo: Path,
+    python: Path,
+    mutant: Mutant,
+    timeout: float,
+    selection: Selection | None,
+    chosen: set[str],
+) -> tuple[str, str]:
+    """(outcome of the tests, which tests): the covering ones, else the listed ones."""
+    if selection is None:
+        return run_tests(python, repo, mutant.tests, timeout), "listed"
+    env = {**os.environ, "BEAM_MUTATION_SKIP": str(selection.skip_file)}
+    plugin = ("-p", "beam_mutation_plugin")
+    if chosen:
+        keep = selection.skip_file.with_name("keep.txt")
+        keep.write_text("\n".join(sorted(chosen)) + "\n", encoding="utf-8")
+        files = tuple(sorted({nodeid.split("::")[0] for nodeid in chosen}))
+        workers = ("-n", "4") if len(chosen) > 8 else ()
+        outcome = run_tests(
+            python,
+            repo,
+            files,
+            timeout,
+            (*plugin, *workers),
+            {**env, "BEAM_MUTATION_KEEP": str(keep)},
+        )
+        if outcome != "no tests":
+            return outcome, f"cov:{len(chosen)}"
+    # whole directories on a loaded machine: a longer bound, so that slowness is not a kill
+    return run_tests(python, repo, mutant.tests, 3 * timeout, (*plugin, "-n", "4"), env), "dirs"
+
+
 def audit(
-    repo: Path, python: Path, mutants: list[Mutant], timeout: float
+    repo: Path,
+    python: Path,
+    mutants: list[Mutant],
+    timeout: float,
+    selection: Selection | None = None,
 ) -> list[tuple[Mutant, str]]:
     results = []
     for number, mutant in enumerate(mutants, 1):
+        chosen = set() if selection is None else selection.tests_for(repo, mutant)  # unmutated
         original = apply(repo, mutant)
+        which = ""
         if original is None:
             outcome = "snippet not found"
         else:
             started = time.monotonic()
             try:
-                tests = run_tests(python, repo, mutant.tests, timeout)
+                tests, which = _run_mutant(repo, python, mutant, timeout, selection, chosen)
             finally:
                 restore(repo, mutant, original)
             outcome = "survived" if tests == "pass" else f"killed ({tests})"
             outcome += f" {time.monotonic() - started:.0f}s"
         first = mutant.original.strip().splitlines()[0][:60]
         print(
-            f"[{number:2}/{len(mutants)}] {mutant.module:16} {outcome:22} {mutant.path}: {first}",
+            f"[{number:2}/{len(mutants)}] {mutant.module:16} {outcome:22} {which:8} {mutant.path}: {first}",
             flush=True,
         )
         results.append((mutant, outcome))
@@ -682,6 +967,13 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant")
     parser.add_argument("--check", action="store_true", help="only check that snippets occur")
     parser.add_argument("--work", type=Path, help="reuse this work directory (kept afterwards)")
+    parser.add_argument(
+        "--select",
+        choices=("listed", "coverage"),
+        default="listed",
+        help="run each mutant's listed tests, or the tests seen running its line (the fast "
+        "suite runs once under coverage; the listed tests are the fallback)",
+    )
     args = parser.parse_args()
     mutants = [m for m in LISTS[args.list]() if not args.only or m.module in args.only]
     if args.check:
@@ -696,11 +988,15 @@ def main() -> None:
     try:
         repo = copy_repo(work)  # again on reuse: the copy gets the worktree's current files
         python = make_venv(repo)
-        suites = sorted({t for m in mutants for t in m.tests})
-        baseline = run_tests(python, repo, tuple(suites), 1800)
-        if baseline != "pass":
-            sys.exit(f"the unmutated tests do not pass ({baseline}); fix them first")
-        report(audit(repo, python, mutants, args.timeout))
+        selection = None
+        if args.select == "coverage":  # tests that fail unmutated are never run: no baseline
+            selection = select_by_coverage(work, repo, python, mutants)
+        else:
+            suites = sorted({t for m in mutants for t in m.tests})
+            baseline = run_tests(python, repo, tuple(suites), 1800)
+            if baseline != "pass":
+                sys.exit(f"the unmutated tests do not pass ({baseline}); fix them first")
+        report(audit(repo, python, mutants, args.timeout, selection))
     finally:
         if args.work is None:
             subprocess.run(["chmod", "-R", "u+rwx", str(work)], check=False)
