@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from beam_mcp.backend import ToolContext, ToolInput
     from beam_mcp.settings import Settings
     from beam_mcp.tools.catalog import ToolSpec
-    from beam_runtime.broker.service import BrokerConfig
+    from beam_runtime.broker.config import BrokerConfig
 
 BUDGET_SHARE = 0.6  # of physical memory, when no budget is given
 

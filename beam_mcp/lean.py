@@ -8,11 +8,8 @@ from typing import TYPE_CHECKING, Any
 from anyio.abc import TaskGroup
 
 from beam_mcp.errors import ToolError
+from beam_runtime.broker.config import BrokerConfig, Limits, ManagerConfig, PoolConfig
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.service import Broker, BrokerConfig
-from beam_runtime.broker.session.manager import ManagerConfig
-from beam_runtime.broker.session.session import Limits
-from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
     from beam_mcp.backend import ToolContext, ToolInput
@@ -59,6 +56,8 @@ class BrokerBackend:
         return True
 
     def __init__(self, settings: Settings, config: BrokerConfig | None = None) -> None:
+        from beam_runtime.broker.service import Broker  # the broker's imports: first use only
+
         self.broker = Broker(config if config is not None else broker_config(settings))
         self.wait_ms = settings.wait_ms
 

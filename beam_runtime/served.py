@@ -26,7 +26,6 @@ import json
 import os
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +75,7 @@ def load(root: Path) -> list[str]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def merge(old: list[tuple[str, str]], new: dict[str, str]) -> list[tuple[str, str]]:

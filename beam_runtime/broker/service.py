@@ -13,18 +13,18 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 
+from beam_runtime.broker.config import BrokerConfig
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.session.budget import Idle, MemoryBudget
-from beam_runtime.broker.session.manager import ManagerConfig, SessionManager
+from beam_runtime.broker.session.manager import SessionManager
 from beam_runtime.broker.session.paths import off_loop_settle, read_snapshot, resolve_source_async
 from beam_runtime.broker.session.reporting import Context
 from beam_runtime.broker.session.session import LeanSession
-from beam_runtime.broker.speculation.pool import PoolConfig
 
 if TYPE_CHECKING:
     from beam_runtime.broker.arguments import FeedbackArgs
@@ -34,17 +34,6 @@ if TYPE_CHECKING:
 
 A = TypeVar("A")  # the arguments an operation reads, handed through by ``run``
 Operation = Callable[[LeanSession, A, Context], Awaitable[Any]]
-
-
-class BrokerConfig(NamedTuple):
-    """Everything the broker is configured with (the MCP layer fills it from its settings)."""
-
-    manager: ManagerConfig
-    scratch: PoolConfig
-    result_bytes: int = 20_000  # the MCP result budget; lean_try shapes its answer to fit it
-    # Bytes the Lean processes of the memory scope may use before a new worker is refused
-    # (session/budget.py); None: no budget.
-    budget_bytes: int | None = None
 
 
 class Broker:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from beam_runtime.broker.config import BrokerConfig, Limits, ManagerConfig, PoolConfig
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.service import Broker, BrokerConfig, Operation
-from beam_runtime.broker.session.manager import ManagerConfig
-from beam_runtime.broker.session.session import Limits
-from beam_runtime.broker.speculation.pool import PoolConfig
+from beam_runtime.broker.service import Broker, Operation
 
 if TYPE_CHECKING:
     from beam_runtime.broker.session.reporting import Context

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.broker.session.reporting import Context
 from beam_runtime.host import protocol as p
 from beam_runtime.host.config import HostConfig
 from beam_runtime.host.place import Unavailable
 from beam_runtime.host.rpc import REFUSED, Disconnected, Endpoint, RpcFailure
 from beam_runtime.host.start import reach
 from beam_runtime.host.transport import Frames, SyncChannel
+
+if TYPE_CHECKING:
+    from beam_runtime.broker.session.reporting import Context
 
 RETRY_AFTER_MS = 1_000
 HANDLES_REMEMBERED = 4096

@@ -9,10 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-from beam_runtime.broker.service import BrokerConfig
-from beam_runtime.broker.session.manager import ManagerConfig
-from beam_runtime.broker.session.session import Limits
-from beam_runtime.broker.speculation.pool import PoolConfig
+from beam_runtime.broker.config import BrokerConfig, Limits, ManagerConfig, PoolConfig
 from beam_runtime.host.place import Place
 
 DEFAULT_IDLE_S = 600.0

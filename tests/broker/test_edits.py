@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from beam_runtime.broker.config import Limits
 from beam_runtime.broker.session import edits
 from beam_runtime.broker.session.edits import Anchor
 from beam_runtime.broker.session.launch import LaunchSpec
 from beam_runtime.broker.session.paths import resolve_source
-from beam_runtime.broker.session.session import LeanSession, Limits
+from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.text import utf16_to_index
 from beam_runtime.broker.session.versions import VersionStore
 

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
+from beam_runtime.broker.config import Limits
 from beam_runtime.broker.queries.goals import parse_goal, parse_plain_goal
 from beam_runtime.broker.queries.navigation import normalize_locations
 from beam_runtime.broker.queries.rpc import goals_at
@@ -24,7 +25,7 @@ from beam_runtime.broker.session import diagnostics as diag
 from beam_runtime.broker.session.documents import OpenDocument
 from beam_runtime.broker.session.launch import LaunchSpec
 from beam_runtime.broker.session.paths import SourceFile, resolve_source
-from beam_runtime.broker.session.session import LeanSession, Limits
+from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.versions import VersionStore
 from beam_runtime.lsp.client import LspClient
 from tests.broker.replay_lean import capture_frames, read_values, request_answer_pairs

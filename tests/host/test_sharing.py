@@ -116,3 +116,38 @@ def test_answers_are_the_in_process_answers_byte_for_byte(
     assert hosts_here(), "the first agent did not run on a host"
     for index, (a, b) in enumerate(zip(shared, local, strict=True)):
         assert a == b, (SCRIPT[index][0], json.loads(a), json.loads(b))
+
+
+# Modules of the broker and of the Lean client: a server whose workspace is on a host never
+# needs them in its own process.
+BROKER_MODULES = (
+    "beam_runtime.broker.service",
+    "beam_runtime.broker.session.session",
+    "beam_runtime.broker.session.manager",
+    "beam_runtime.lsp.client",
+)
+
+
+def _imported(stderr: bytes) -> set[str]:
+    """Module names from ``PYTHONPROFILEIMPORTTIME`` lines (``import time: self | cum | name``)."""
+    names = set()
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def test_an_agent_whose_host_runs_imports_none_of_the_broker(
+    agents: list[Server], project: Path
+) -> None:
+    first = agent(agents)
+    assert sync(first, 1, project)["diagnostics"]["complete"] is True
+    late = agent(agents, PYTHONPROFILEIMPORTTIME="1")
+    goals = ok(late, 1, "lean_goals", {**workspace(project), **GOAL, "mode": "before"})
+    assert goals["goals"][0]["target"] == "1 + 1 = 2"
+    assert host_of(late, 2, project)["mode"] == "shared"
+    code, stderr, _ = late.close()
+    assert code == 0
+    imported = _imported(stderr)
+    assert "beam_mcp.hosted" in imported  # the listing is there to read
+    assert [name for name in BROKER_MODULES if name in imported] == []

@@ -10,33 +10,20 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from beam_runtime.broker.config import ManagerConfig
 from beam_runtime.broker.errors import BrokerError, starting
 from beam_runtime.broker.session.fingerprint import SourceCache
 from beam_runtime.broker.session.launch import resolve_launch
-from beam_runtime.broker.session.session import ChannelOpener, LeanSession, Limits
+from beam_runtime.broker.session.session import ChannelOpener, LeanSession
 from beam_runtime.broker.session.versions import VersionStore
 
 if TYPE_CHECKING:
     import psutil
-
-
-class ManagerConfig(NamedTuple):  # immutable; a frozen dataclass costs 0.8 ms to define
-    lean_cmd: tuple[str, ...] | None
-    beam_cli: str | None
-    limits: Limits
-    idle_timeout_s: float
-    max_workspaces: int
-    config_timeout_s: float = 120.0
-    # Passed to every Lean tree as LEAN_BEAM_MEMORY_SCOPE: the memory budget counts the Lean
-    # processes of one scope (beam_runtime/lsp/memory.py). None: not passed.
-    memory_scope: str | None = None
-    # An address-space limit (bytes) on the Lean server's process tree (--worker-memory-max).
-    worker_memory_max: int | None = None
 
 
 class SessionManager:

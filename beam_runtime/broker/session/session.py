@@ -12,11 +12,12 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import anyio
 
 from beam_runtime.broker import errors
+from beam_runtime.broker.config import Limits
 from beam_runtime.broker.errors import BrokerError
 from beam_runtime.broker.fixes import FIX_BY_REASON
 from beam_runtime.broker.session import edits
@@ -52,17 +53,6 @@ STOP_GRACE_S = 1.0
 
 # ``LspClient.open_in`` with the server's task group bound: (argv=, cwd=, env=, on_notification=)
 ChannelOpener = Callable[..., Awaitable[LspClient]]
-
-
-class Limits(NamedTuple):  # an immutable record (cheaper to define than a frozen dataclass)
-    """Bounds (seconds) of the waits a session performs."""
-
-    start_s: float
-    barrier_s: float
-    navigation_s: float
-    config_grace_s: float = 0.05
-    rpc_keepalive_s: float = 10.0  # Lean drops an RPC session 30 s after its last keep-alive
-    barrier_reissue_s: float = 2.0  # re-ask a barrier Lean seems to have dropped (see barrier)
 
 
 class LeanSession:

@@ -31,6 +31,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from beam_runtime.broker import errors
+from beam_runtime.broker.config import PoolConfig
 from beam_runtime.broker.session import edits
 from beam_runtime.broker.session.diagnostics import is_stale_marker
 from beam_runtime.broker.session.documents import OpenDocument
@@ -39,7 +40,6 @@ from beam_runtime.broker.session.paths import SourceFile, path_to_uri
 from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.versions import content_digest
 from beam_runtime.broker.speculation import freshness
-from beam_runtime.broker.speculation.pool import PoolConfig
 from beam_runtime.lsp import messages
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from beam_runtime.broker.config import PoolConfig
 from beam_runtime.broker.queries.positions import echo, resolve
 from beam_runtime.broker.queries.rpc import goals_at
 from beam_runtime.broker.session.documents import check_version, workspace
@@ -22,7 +23,6 @@ from beam_runtime.broker.session.session import LeanSession
 from beam_runtime.broker.session.text import DocumentText
 from beam_runtime.broker.speculation import probes
 from beam_runtime.broker.speculation.handles import HandleRecord, HandleStore, new_id, stale
-from beam_runtime.broker.speculation.pool import PoolConfig
 from beam_runtime.broker.speculation.scratch import ScratchRegistry
 from beam_runtime.lsp import messages
 
