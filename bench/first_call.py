@@ -6,15 +6,18 @@ checkout (so two trees see the same fake), driven through real pipes with modern
 - ``beam_version``: start, one ``beam_version`` call, its answer read;
 - ``lean_hover`` / ``lean_sync``: start, one such call on a small project, its answer read;
 
-then the server process's own CPU time is read (the fake Lean is a child process and is not
-counted): user + system from ``psutil`` (whole clock ticks, 10 ms here), and the on-CPU time of
-its threads from ``/proc/<pid>/task/*/schedstat`` (nanoseconds; every thread of the server is
-still alive then). It prints medians (with the psutil mean and the schedstat minimum) over
-``--runs`` samples of each, and the difference of each Lean call over ``beam_version`` (target:
-at most 50 ms). With several
-``--tree`` options the trees are sampled in alternating rounds, so they share the machine's
-moods. Run:
-``.venv-test/bin/python bench/first_call.py [--tree PATH ...] [--runs N] [--instructions N]``.
+in each host mode asked (``--host off``: the broker in the server's own process; ``--host
+auto``: the workspace on its shared Lean host, which one warm-up call per tree has started, so
+every sample is an agent whose host already runs). Then the server process's own CPU time is
+read (the fake Lean and the host are other processes and are not counted): user + system from
+``psutil`` (whole clock ticks, 10 ms here), and the on-CPU time of its threads from
+``/proc/<pid>/task/*/schedstat`` (nanoseconds; every thread of the server is still alive
+then). It prints medians (with the psutil mean and the schedstat minimum) over ``--runs``
+samples of each, and the difference of each Lean call over ``beam_version`` (target: at most
+50 ms). With several ``--tree`` options the trees are sampled in alternating rounds, so they
+share the machine's moods. Run:
+``.venv-test/bin/python bench/first_call.py [--tree PATH ...] [--runs N] [--host MODE ...]
+[--instructions N]``.
 
 CPU time on a shared machine moves with its load (caches, the other hyperthread). With
 ``--instructions N`` each tree and call is also run N times under ``valgrind --tool=callgrind``
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import shutil
@@ -44,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.mcp.helpers import call, minimal_env  # noqa: E402
+from tests.support.hosts import host_processes  # noqa: E402
 
 FAKE_CMD = shlex.join(
     ["/usr/bin/env", f"PYTHONPATH={REPO}", sys.executable, "-m", "tests.fake_lean"]
@@ -93,13 +98,13 @@ def watchdog(server: psutil.Process) -> tuple[float, float]:
     return float("nan"), float("nan")
 
 
-def sample(tree: Path, kind: str, root: Path) -> tuple[float, ...]:
+def sample(tree: Path, kind: str, root: Path, host: str) -> tuple[float, ...]:
     """Server CPU (ms: psutil, schedstat) of a fresh server: start, one `kind` call, answer;
     then its watchdog's RSS (MiB) and CPU (ms)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "beam_mcp", "--lean-cmd", FAKE_CMD],
         cwd=tree,
-        env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV}),
+        env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, "LEAN_BEAM_HOST": host}),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -122,7 +127,7 @@ def sample(tree: Path, kind: str, root: Path) -> tuple[float, ...]:
         proc.wait(timeout=60)
 
 
-def instructions(tree: Path, kind: str, root: Path) -> int:
+def instructions(tree: Path, kind: str, root: Path, host: str) -> int:
     """Instructions a fresh server under callgrind executed until the answer to one call."""
     out = Path(tempfile.mkdtemp(prefix="beam-callgrind-")) / "out"
     proc = subprocess.Popen(
@@ -138,7 +143,9 @@ def instructions(tree: Path, kind: str, root: Path) -> int:
         ],
         cwd=tree,
         # the same hash seed in every run: the same dict layouts, the same work
-        env=minimal_env(**{"PYTHONPATH": str(tree), **FAKE_ENV, "PYTHONHASHSEED": "0"}),
+        env=minimal_env(
+            **{"PYTHONPATH": str(tree), **FAKE_ENV, "PYTHONHASHSEED": "0", "LEAN_BEAM_HOST": host}
+        ),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -161,7 +168,7 @@ def instructions(tree: Path, kind: str, root: Path) -> int:
     return int(found.group(1))
 
 
-def _instruction_figures(trees: list[Path], root: Path, runs: int) -> None:
+def _instruction_figures(trees: list[Path], root: Path, runs: int, host: str) -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("instructions: valgrind is not installed here")
         return
@@ -169,8 +176,11 @@ def _instruction_figures(trees: list[Path], root: Path, runs: int) -> None:
     for _ in range(runs):
         for tree in trees:
             for kind in KINDS:
-                found[tree, kind].append(instructions(tree, kind, root))
-    print(f"instructions executed by the server up to the answer (callgrind, median of {runs}):")
+                found[tree, kind].append(instructions(tree, kind, root, host))
+    print(
+        f"--host {host}: instructions executed by the server up to the answer "
+        f"(callgrind, median of {runs}):"
+    )
     for tree in trees:
         base = statistics.median(found[tree, "beam_version"])
         print(f"tree {tree}")
@@ -184,20 +194,39 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append", help="default: this checkout")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--host", action="append", choices=("off", "auto"), help="default: off, then auto"
+    )
     parser.add_argument("--instructions", type=int, default=0, metavar="N")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
+    # Hosts of this run live in a socket directory of their own, stopped at the end.
+    sockets = tempfile.mkdtemp(prefix="beam-first-run-")
+    os.environ["XDG_RUNTIME_DIR"] = sockets
     root = project()
+    try:
+        for host in options.host or ["off", "auto"]:
+            _mode(trees, root, host, options.runs, options.instructions)
+    finally:
+        for process in host_processes([sockets]):
+            process.kill()
+    return 0
+
+
+def _mode(trees: list[Path], root: Path, host: str, runs: int, instructions: int) -> None:
+    if host == "auto":
+        for tree in trees:  # start each tree's host: every sample then finds it running
+            sample(tree, "lean_sync", root, host)
     found: dict[tuple[Path, str], list[tuple[float, ...]]] = {
         (t, k): [] for t in trees for k in KINDS
     }
-    for _ in range(options.runs):
+    for _ in range(runs):
         for tree in trees:
             for kind in KINDS:
-                found[tree, kind].append(sample(tree, kind, root))
+                found[tree, kind].append(sample(tree, kind, root, host))
                 time.sleep(0.05)
     load = psutil.getloadavg()[0]
-    print(f"server CPU over {options.runs} fresh servers each (load {load:.1f}), in ms:")
+    print(f"--host {host}: server CPU over {runs} fresh servers each (load {load:.1f}), in ms:")
     print("  psutil user+system median (mean) | schedstat median (min) | differences: the same")
     for tree in trees:
         print(f"tree {tree}")
@@ -209,13 +238,13 @@ def main() -> int:
                 ticks = f"{got[0] - base[0]:+6.1f} ({got[1] - base[1]:+6.1f})"
                 line += f" | {ticks} | {got[2] - base[2]:+6.1f} ({got[3] - base[3]:+6.1f})"
             print(line)
-        dogs = [s for k in KINDS[1:] for s in found[tree, k]]
-        rss = statistics.median(s[2] for s in dogs)
-        spent = statistics.median(s[3] for s in dogs)
-        print(f"  its watchdog, median: {rss:.1f} MiB resident, {spent:.0f} ms CPU (ticks)")
-    if options.instructions:
-        _instruction_figures(trees, root, options.instructions)
-    return 0
+        if host == "off":  # on a host the watchdog is the host's child, not the server's
+            dogs = [s for k in KINDS[1:] for s in found[tree, k]]
+            rss = statistics.median(s[2] for s in dogs)
+            spent = statistics.median(s[3] for s in dogs)
+            print(f"  its watchdog, median: {rss:.1f} MiB resident, {spent:.0f} ms CPU (ticks)")
+    if instructions:
+        _instruction_figures(trees, root, instructions, host)
 
 
 def _figures(samples: list[tuple[float, ...]]) -> tuple[float, float, float, float]:

@@ -39,6 +39,7 @@ VE, RE, AX = (
     "beam_runtime/broker/verify/receipt.py",
     "beam_runtime/broker/verify/axioms.py",
 )
+PC, CH = "beam_runtime/broker/verify/policy.py", "beam_runtime/broker/verify/checks.py"
 RD, BU, WI = "beam_runtime/broker/feedback/redact.py", "beam_mcp/budget.py", "beam_mcp/wire.py"
 RO, SR = "beam_mcp/router.py", "beam_runtime/safe_read.py"
 PO, GO = "beam_runtime/broker/queries/positions.py", "beam_runtime/broker/queries/goals.py"
@@ -159,8 +160,8 @@ SECOND: list[Mutant] = [
     Mutant(
         "setup",
         SE,
-        '    if not skill_is_ours(old):\n        return SkillChange(host, path, "skipped", "exists',
-        '    if False:\n        return SkillChange(host, path, "skipped", "exists',
+        '    if not skill_is_ours(old):\n        if refresh_only:\n            return None\n        return SkillChange(host, path, "skipped"',
+        '    if False:\n        if refresh_only:\n            return None\n        return SkillChange(host, path, "skipped"',
         SETUP,
     ),
     Mutant(
@@ -195,11 +196,11 @@ SECOND: list[Mutant] = [
     Mutant(
         "remove",
         RM,
-        "    if created and text is not None and _is_empty(fmt.parse(text)):",
-        "    if created and text is not None:",
+        "    if created and _is_empty(fmt.parse(structural)):",
+        "    if created:",
         SETUP,
     ),
-    Mutant("remove", RM, "    if not skill_is_ours(old):", "    if False:", SETUP),
+    Mutant("remove", RM, "    if not skill_is_ours(current.text):", "    if False:", SETUP),
     Mutant(
         "remove",
         RM,
@@ -263,30 +264,30 @@ SECOND: list[Mutant] = [
     Mutant(
         "verify",
         VE,
-        '    clean = all(m["built"] and not m["errors"] for m in modules)',
-        '    clean = all(not m["errors"] for m in modules)',
+        '    clean = clean and all(m["built"] and not m["errors"] for m in modules)',
+        '    clean = clean and all(not m["errors"] for m in modules)',
         VERIFY,
     ),
     Mutant(
         "verify",
         VE,
-        '        "ok": complete and clean and not flagged and not changed,',
-        '        "ok": complete and clean and not flagged,',
+        '        "ok": complete and clean and not flagged and not changed and not nothing,',
+        '        "ok": complete and clean and not flagged and not nothing,',
         VERIFY,
     ),
     Mutant(
         "verify",
         VE,
-        '"receipt": rc.make(plan.subject, outcome) if complete and not changed else None,',
-        '"receipt": rc.make(plan.subject, outcome) if complete else None,',
+        '"receipt": rc.make(plan.subject, outcome, plan.key) if complete and not changed else None,',
+        '"receipt": rc.make(plan.subject, outcome, plan.key) if complete else None,',
         VERIFY,
     ),
-    Mutant("verify", AX, "        elif axiom not in STANDARD:", "        elif False:", VERIFY),
+    Mutant("verify", PC, "        if axiom in self.allowed_axioms:", "        if True:", VERIFY),
     Mutant(
         "verify",
-        AX,
-        "    return suffix[0] if len(suffix) == 1 else None",
-        "    return suffix[0] if suffix else None",
+        CH,
+        "    return suffix[0] if len(suffix) == 1 else (None, name)",
+        "    return suffix[0] if suffix else (None, name)",
         VERIFY,
     ),
     Mutant(
