@@ -15,10 +15,18 @@ UN = "beam_install/uninstall.py"
 CL = "beam_install/cleanup.py"
 RF = "beam_runtime/references.py"
 PR = "beam_install/prune.py"
+SETUP_PINS = "tests/setup/test_setup_pins.py"
+FM = "beam_install/clients/formats.py"
+RM = "beam_install/remove.py"
+JR = "beam_install/journal.py"
 
 
 def _t(name: str) -> tuple[str, ...]:
     return (f"{ROOT_PINS}::{name}",)
+
+
+def _s(name: str) -> tuple[str, ...]:
+    return (f"{SETUP_PINS}::{name}",)
 
 
 PINS: list[Mutant] = [
@@ -255,5 +263,166 @@ PINS: list[Mutant] = [
         '    if os.path.islink(path) or not os.path.isfile(path):\n        return None, "not a regular file"',
         '    if not os.path.isfile(path):\n        return None, "not a regular file"',
         _t("test_a_marker_that_is_a_link_to_a_valid_marker_is_refused"),
+    ),
+    # setup and remove (tests/setup/test_setup_pins.py)
+    Mutant(
+        "setup",
+        "beam_install/clients/jsonedit.py",
+        "        if len(members) > 1:\n            return text[: member.start] + text[members[1].start :]",
+        "        if False:\n            return text[: member.start] + text[members[1].start :]",
+        _s("test_removing_our_entry_when_it_comes_first_keeps_the_other_servers"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        del servers[ENTRY_NAME]\n        return str(tk.dumps(doc))",
+        '        del doc["mcp_servers"]\n        return str(tk.dumps(doc))',
+        _s("test_removing_our_codex_table_when_it_comes_first_keeps_the_other_servers"),
+    ),
+    Mutant(
+        "setup",
+        RM,
+        "    if created and _is_empty(fmt.parse(structural)):",
+        "    if created:",
+        _s("test_a_json_file_setup_created_stays_with_what_the_user_added"),
+    ),
+    Mutant(
+        "setup",
+        RM,
+        "            return None if created and not undone.strip() else undone",
+        "            return None if created else undone",
+        _s("test_a_toml_file_setup_created_stays_with_what_the_user_added"),
+    ),
+    Mutant(
+        "setup",
+        "beam_install/setup.py",
+        "    if not skill_is_ours(old):\n        if refresh_only:",
+        "    if False:\n        if refresh_only:",
+        (
+            "tests/setup/test_skill.py::test_setup_refreshes_every_stale_copy_it_owns_and_nothing_else",
+            *_s("test_remove_keeps_a_skill_file_that_is_not_ours"),
+        ),
+    ),
+    Mutant(
+        "setup",
+        RM,
+        "    if not skill_is_ours(current.text):",
+        "    if False:",
+        _s("test_remove_keeps_a_skill_file_that_is_not_ours"),
+    ),
+    Mutant(
+        "setup",
+        "beam_install/skill.py",
+        "    return MARKER_PREFIX in text",
+        "    return True",
+        (
+            "tests/setup/test_skill.py::test_setup_refreshes_every_stale_copy_it_owns_and_nothing_else",
+            *_s("test_remove_keeps_a_skill_file_that_is_not_ours"),
+        ),
+    ),
+    Mutant(
+        "setup",
+        RM,
+        "    for host in sorted({skill_host(c) for c in selected} - still):",
+        "    for host in sorted({skill_host(c) for c in selected}):",
+        _s("test_remove_keeps_the_shared_skill_while_another_client_needs_it"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        env = {**self.env_of(old), **new[self.env_key]}",
+        "        env = dict(new[self.env_key])",
+        _s("test_refresh_keeps_the_users_environment_on_our_entries"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        '        return {**old, **new, "env": {**self.env_of(old), **new["env"]}}',
+        "        return {**old, **new}",
+        _s("test_refresh_keeps_the_users_environment_on_our_entries"),
+    ),
+    Mutant(
+        "setup",
+        JR,
+        "NEW_FILE_MODE = 0o600",
+        "NEW_FILE_MODE = 0o644",
+        _s("test_the_journal_and_the_files_setup_creates_are_private"),
+    ),
+    Mutant(
+        "setup",
+        JR,
+        '    _write_text(tmp, json.dumps(body, indent=1) + "\\n", 0o600)',
+        '    _write_text(tmp, json.dumps(body, indent=1) + "\\n", 0o644)',
+        _s("test_the_journal_and_the_files_setup_creates_are_private"),
+    ),
+    Mutant(
+        "setup",
+        JR,
+        '    except Timeout:\n        raise BeamError(\n            "lockTimeout",\n            f"another lean-beam setup',
+        '    except Timeout:\n        yield\n        return\n        raise BeamError(\n            "lockTimeout",\n            f"another lean-beam setup',
+        _s("test_a_lock_timeout_is_an_error_and_changes_nothing"),
+    ),
+    Mutant(
+        "setup",
+        JR,
+        '    lock = FileLock(str(setup_dir(root) / "lock"), timeout=timeout, thread_local=False)',
+        '    lock = FileLock(str(setup_dir(root) / "lock2"), timeout=timeout, thread_local=False)',
+        _s("test_a_lock_timeout_is_an_error_and_changes_nothing"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        if not argv or not argv[0]:\n            return []",
+        "        if False:\n            return []",
+        _s("test_an_entry_without_a_command_is_not_taken_for_ours"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        if not command:\n            return []  # no command: it runs nothing, whatever its arguments say\n        return [str(a) for a in [command, *(args or [])]]",
+        "        return [str(a) for a in [*([command] if command else []), *(args or [])]]",
+        _s("test_an_entry_without_a_command_is_not_taken_for_ours"),
+    ),
+    Mutant(
+        "setup",
+        "beam_install/plan.py",
+        "    if not argv:\n        return False",
+        "    if not argv:\n        return True",
+        _s("test_an_entry_without_a_command_is_not_taken_for_ours"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        elif isinstance(servers, tk.items.InlineTable):",
+        "        elif False:",
+        _s("test_other_toml_server_shapes_are_left_alone_by_setup_and_remove"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        '        elif servers is not None and _dotted_at_top(doc, "mcp_servers"):',
+        "        elif False:",
+        _s("test_other_toml_server_shapes_are_left_alone_by_setup_and_remove"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        if isinstance(servers, tk.items.Array):",
+        "        if False:",
+        _s("test_other_toml_server_shapes_are_left_alone_by_setup_and_remove"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        "        if len(servers) == 0 and not isinstance(servers, tk.items.Array):",
+        "        if len(servers) == 0:",
+        _s("test_other_toml_server_shapes_are_left_alone_by_setup_and_remove"),
+    ),
+    Mutant(
+        "setup",
+        FM,
+        '        if servers is not None and not isinstance(servers, dict):\n            raise ValueError("`mcp_servers` is not a table")',
+        '        if False:\n            raise ValueError("`mcp_servers` is not a table")',
+        _s("test_a_codex_array_of_server_tables_is_refused_and_kept"),
     ),
 ]

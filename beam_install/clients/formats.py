@@ -59,9 +59,13 @@ class JsonFormat:
         return {"type": "stdio", "command": command, "args": [], "env": env}
 
     def command_of(self, entry: dict[str, Any]) -> list[str]:
+        """What the entry runs: its command and arguments ([] without a command, whatever
+        its arguments say)."""
         command = entry.get("command")
         args = entry.get("args") if isinstance(entry.get("args"), list) else []
         argv = command if isinstance(command, list) else [command] if command else []
+        if not argv or not argv[0]:
+            return []
         return [str(a) for a in [*argv, *(args or [])]]
 
     def env_of(self, entry: dict[str, Any]) -> dict[str, str]:
@@ -134,7 +138,9 @@ class CodexFormat:
     def command_of(self, entry: dict[str, Any]) -> list[str]:
         args = entry.get("args") if isinstance(entry.get("args"), list) else []
         command = entry.get("command")
-        return [str(a) for a in [*([command] if command else []), *(args or [])]]
+        if not command:
+            return []  # no command: it runs nothing, whatever its arguments say
+        return [str(a) for a in [command, *(args or [])]]
 
     def env_of(self, entry: dict[str, Any]) -> dict[str, str]:
         env = entry.get("env")
@@ -162,16 +168,26 @@ class CodexFormat:
         return table
 
     def with_entry(self, text: str, entry: dict[str, Any]) -> str:
+        """`text` with our entry: an existing one updated key by key; a new one as an inline
+        table inside an inline `mcp_servers`, else as a `[mcp_servers.lean-beam]` table (at the
+        end of the file when the other servers are dotted keys of the top-level table)."""
         tk = _toml()
         doc = tk.parse(_ended(text))
         servers = doc.get("mcp_servers")
-        if servers is None:
-            servers = tk.table(is_super_table=True)
-            doc["mcp_servers"] = servers
-        existing = servers.get(ENTRY_NAME)
+        existing = None if servers is None else servers.get(ENTRY_NAME)
         if existing is not None and hasattr(existing, "unwrap"):
             _update_table(tk, existing, entry)
+        elif isinstance(servers, tk.items.InlineTable):
+            servers[ENTRY_NAME] = _inline(tk, entry)
+        elif servers is not None and _dotted_at_top(doc, "mcp_servers"):
+            fresh = tk.document()
+            fresh["mcp_servers"] = tk.table(is_super_table=True)
+            fresh["mcp_servers"][ENTRY_NAME] = self._table(entry)
+            return _ended(text) + "\n" + str(tk.dumps(fresh))
         else:
+            if servers is None:
+                servers = tk.table(is_super_table=True)
+                doc["mcp_servers"] = servers
             servers[ENTRY_NAME] = self._table(entry)
         return str(tk.dumps(doc))
 
@@ -196,6 +212,20 @@ class CodexFormat:
             return text
         del doc["mcp_servers"]
         return str(tk.dumps(doc))
+
+
+def _inline(tk: Any, entry: dict[str, Any]) -> Any:
+    """`entry` as an inline table (nested tables inline too)."""
+    table = tk.inline_table()
+    for key, value in entry.items():
+        table[key] = _inline(tk, value) if isinstance(value, dict) else value
+    return table
+
+
+def _dotted_at_top(doc: Any, key: str) -> bool:
+    """`key` is made by dotted keys of the top-level table (`mcp_servers.docs.command = ..`):
+    a table tomlkit inserts among those lines would take the ones after it as its own."""
+    return any(k is not None and k.key == key and k.is_dotted() for k, _v in doc.body)
 
 
 def _ended(text: str) -> str:
@@ -264,12 +294,14 @@ class VibeFormat(CodexFormat):
         if index is not None:
             _update_table(tk, doc["mcp_servers"][index], entry)
             return str(tk.dumps(doc))
-        table = CodexFormat()._table(entry)
         servers = doc.get("mcp_servers")
         if servers is None:
             servers = tk.aot()
             doc.append("mcp_servers", servers)
-        servers.append(table)
+        if isinstance(servers, tk.items.Array):  # `mcp_servers = [ {...} ]`: inline, like it
+            servers.append(_inline(tk, entry))
+        else:
+            servers.append(CodexFormat()._table(entry))
         return str(tk.dumps(doc))
 
     def without_entry(self, text: str) -> str:
@@ -280,8 +312,8 @@ class VibeFormat(CodexFormat):
             return text
         servers = doc["mcp_servers"]
         del servers[index]
-        if len(servers) == 0:
-            del doc["mcp_servers"]
+        if len(servers) == 0 and not isinstance(servers, tk.items.Array):
+            del doc["mcp_servers"]  # an empty array of tables is no text at all
         return str(tk.dumps(doc))
 
 
