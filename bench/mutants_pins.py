@@ -68,7 +68,7 @@ PINS: list[Mutant] = [
     Mutant(
         "record_check",
         RC,
-        '            if not stat.S_ISREG(info.st_mode):\n                return "", f"{full} is not a regular file"',
+        '            if not stat.S_ISREG(info.st_mode):\n                return [], f"{full} is not a regular file"',
         "            pass",
         _t("test_a_bytecode_file_replaced_by_a_link_is_invalid"),
     ),
@@ -218,8 +218,8 @@ PINS: list[Mutant] = [
     Mutant(
         "barrier",
         "beam_runtime/broker/session/session.py",
-        "        if doc.crashed:\n            raise errors.worker_exited(",
-        "        if False:\n            raise errors.worker_exited(",
+        "        if doc.crashed:\n            found = self._out_of_memory(doc)",
+        "        if False:\n            found = self._out_of_memory(doc)",
         ("tests/broker/test_fake_lean.py",),
     ),
     Mutant(
@@ -424,5 +424,50 @@ PINS: list[Mutant] = [
         '        if servers is not None and not isinstance(servers, dict):\n            raise ValueError("`mcp_servers` is not a table")',
         '        if False:\n            raise ValueError("`mcp_servers` is not a table")',
         _s("test_a_codex_array_of_server_tables_is_refused_and_kept"),
+    ),
+]
+
+VE, RCP = "beam_runtime/broker/verify/verify.py", "beam_runtime/broker/verify/receipt.py"
+
+
+def _v(name: str) -> tuple[str, ...]:
+    return (f"tests/verify/{name}",)
+
+
+PINS += [
+    Mutant(  # a module of the cone that was not built fails ok, error lines or not
+        "verify",
+        VE,
+        '    clean = clean and all(m["built"] and not m["errors"] for m in modules)',
+        '    clean = clean and all(not m["errors"] for m in modules)',
+        _v("test_integrity.py::test_a_dependency_package_that_fails_to_build_fails_ok"),
+    ),
+    Mutant(  # a source that changed while the verify ran fails ok
+        "verify",
+        VE,
+        '        "ok": complete and clean and not flagged and not changed and not nothing,',
+        '        "ok": complete and clean and not flagged and not nothing,',
+        _v("test_integrity.py::test_an_edit_undone_during_the_build_is_never_ok"),
+    ),
+    Mutant(  # a mismatch alone (lean-toolchain, lake-manifest.json, ...) invalidates a receipt
+        "verify",
+        RCP,
+        "    return Check(not mismatch and not stale, stale, mismatch)",
+        "    return Check(not stale, stale, mismatch)",
+        _v("test_integrity.py::test_the_target_module_imports_are_covered_by_the_receipt"),
+    ),
+    Mutant(  # the covered files are compared at all
+        "verify",
+        RCP,
+        "    mismatch += [name for name in COVERED_FILES if files.get(name) != subject.files.get(name)]",
+        "    mismatch += []",
+        _v("test_integrity.py::test_the_target_module_imports_are_covered_by_the_receipt"),
+    ),
+    Mutant(  # a changed source makes the receipt stale
+        "verify",
+        RCP,
+        "        if before.get(module) != subject.sources.get(module)",
+        "        if False",
+        _v("test_verify.py::test_a_receipt_holds_until_a_cone_source_changes"),
     ),
 ]
