@@ -18,8 +18,9 @@ tests that fail unmutated are never selected (so no separate baseline run). Cove
 test processes (xdist workers) and every Python subprocess of the copy's venv started below a
 test (a `.pth` hook, active only during that run); what an installed runtime runs (`-S`, no
 `.pth`) is not seen. A mutant on a module-level line (or inside one) runs the tests seen running
-any function of its module; a mutant no test was seen reaching runs its listed test directories
-with `-x -n 4` instead.
+any function of its module; a mutant no test was seen reaching, or one that survives the tests
+seen reaching it, runs its listed test directories with `-x -n 4` (an installed runtime's lines
+are run by tests coverage cannot see).
 """
 
 # ruff: noqa: E501  (the mutant table quotes source lines verbatim)
@@ -895,8 +896,10 @@ def _run_mutant(
             (*plugin, *workers),
             {**env, "BEAM_MUTATION_KEEP": str(keep)},
         )
-        if outcome != "no tests":
+        if outcome != "pass" and outcome != "no tests":
             return outcome, f"cov:{len(chosen)}"
+        # Survived its covering tests: coverage cannot see the interpreters of installed
+        # runtimes (run with -S), so the listed directories decide before it is a survivor.
     # whole directories on a loaded machine: a longer bound, so that slowness is not a kill
     return run_tests(python, repo, mutant.tests, 3 * timeout, (*plugin, "-n", "4"), env), "dirs"
 

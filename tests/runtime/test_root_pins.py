@@ -45,6 +45,8 @@ def _listing(installed: Installed) -> dict:  # type: ignore[type-arg]
         "versions/{id}/",  # a trailing slash
         "./versions/{id}",  # a spelling of the same path
         "{root}/versions/{id}",  # absolute
+        "versions/.",  # the versions directory itself
+        "versions/..",  # the install root
     ],
 )
 def test_current_must_read_exactly_versions_slash_id(installed: Installed, text: str) -> None:
