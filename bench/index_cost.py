@@ -8,8 +8,9 @@ each ``--tree`` (a checkout, e.g. ``git archive main | tar -x -C /tmp/beam-main`
 The counters are dumped just before and just after that call: the figure is the instructions
 of the first index alone (every thread of the process: the scan, the prefetching reader,
 SQLite), not of the interpreter's start. Instruction counts hardly move with the load of the
-machine, unlike CPU time. Each tree's index is also digested (every ``files`` path, ``decls``
-row and ``fts`` row): equal digests mean the trees stored the same contents.
+machine, unlike CPU time. The database's size is printed, and each tree's index is digested
+(every ``files`` path, ``decls`` row and ``fts`` row): equal digests mean the trees stored the
+same contents.
 
 ``--profile N`` also runs each tree once without valgrind under cProfile (the refresh thread)
 and prints its N most expensive functions by own time.
@@ -118,6 +119,7 @@ def measure(tree: Path, root: Path, work: Path, valgrind: bool, profile: int) ->
     return {
         "instructions": f"{built / 1e6:,.0f} M" if valgrind else "-",
         "digest": _digest(cache),
+        "database": f"{_size(cache) / 1e6:.1f} MB",
         "profile": report,
     }
 
@@ -138,6 +140,11 @@ def _dump(pid: int, out: Path, name: str) -> int:
     if keep:
         shutil.copy(dump, Path(keep) / f"{name}.{pid}")
     return int(found.group(1))
+
+
+def _size(cache: Path) -> int:
+    """The database's files after the process closed it (its WAL is folded in then)."""
+    return sum(path.stat().st_size for path in cache.glob("search/*.sqlite3*") if path.is_file())
 
 
 def _digest(cache: Path) -> str:
@@ -184,16 +191,17 @@ def main() -> int:
         for tree in trees:
             measured = measure(tree, root, work, True, 0)
             rows.append((tree, measured))
-            print(f"{tree}: {measured['instructions']}, index {measured['digest']}", flush=True)
+            print(f"{tree}: {measured['instructions']}, {measured['digest']}", flush=True)
             if args.profile:
                 print(measure(tree, root, work, False, args.profile)["profile"], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\nfirst index of {args.files} files, instructions (callgrind, whole process):")
-    print("| tree | instructions | index digest |")
-    print("| --- | --- | --- |")
+    print("| tree | instructions | database | index digest |")
+    print("| --- | --- | --- | --- |")
     for tree, measured in rows:
-        print(f"| {tree} | {measured['instructions']} | {measured['digest']} |")
+        cells = " | ".join(measured[key] for key in ("instructions", "database", "digest"))
+        print(f"| {tree} | {cells} |")
     return 0
 
 
