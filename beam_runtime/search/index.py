@@ -54,6 +54,10 @@ _WRITTEN_NAME = re.compile(r"[^\s(\[{:⦃]*")
 _SPACE = re.compile(r"\s")  # a query with spaces is no declaration's name
 _CANDIDATES = 4  # rank this many times ``limit`` rows, then put exact names first
 _SIDE_FILES = ("-wal", "-shm")
+# FTS5 keeps a transaction's new rows in memory up to this many bytes before it writes them
+# out as a segment (1 MB by default): a batch of a first build then becomes one segment,
+# instead of dozens merged again and again while it is written.
+_FTS_HASH_BYTES = 16 << 20
 
 
 class Corrupt(Exception):
@@ -95,10 +99,27 @@ def digest(data: bytes) -> bytes:
 
 
 def name_fragments(name: str) -> str:
-    """What a name is found by: its components, and the camel-case pieces of each."""
-    words = _TOKEN.findall(name)
-    pieces = [piece for word in words if not _plain(word) for piece in _pieces(word)]
-    return " ".join(words + pieces)
+    """What a name is found by: its components, and the camel-case pieces of each. A dot
+    separates words, so the namespace's fragments (shared by many names) are computed once."""
+    head, _, last = name.rpartition(".")
+    head_words, head_pieces = _fragments(head)
+    if _ALL_PLAIN.fullmatch(last):  # ``add_comm_3``: words, no pieces
+        return " ".join([*head_words, *filter(None, last.split("_")), *head_pieces])
+    words, pieces = _words_and_pieces(last)
+    return " ".join(head_words + words + head_pieces + pieces)
+
+
+_ALL_PLAIN = re.compile(r"[a-z0-9_]*")  # only plain words, separated by ``_``
+
+
+def _words_and_pieces(text: str) -> tuple[list[str], list[str]]:
+    """The words of ``text`` and the camel-case pieces of those that are not plain."""
+    words = _TOKEN.findall(text)
+    return words, [piece for word in words if not _plain(word) for piece in _pieces(word)]
+
+
+_fragments = functools.lru_cache(maxsize=1 << 12)(_words_and_pieces)  # namespaces: lists
+# shared between calls, never changed
 
 
 def _plain(word: str) -> bool:
@@ -196,6 +217,10 @@ class Index:
             if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts'").fetchone() is None:
                 db.executescript(_SCHEMA_SQL + _LOOKUPS)
                 db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (INDEX_FORMAT,))
+                with contextlib.suppress(sqlite3.OperationalError):  # an SQLite without it
+                    db.execute(
+                        "INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (_FTS_HASH_BYTES,)
+                    )
         self._db.execute("SELECT count(*) FROM files").fetchone()  # reads the root pages
         self._reader = _connect(self.path)
         self.inode = os.stat(self.path).st_ino

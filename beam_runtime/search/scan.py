@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _MODIFIER = r"(?:private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)"
 _DECL = re.compile(
     r"^(?P<indent>[ \t]*)(?P<mods>(?:@\[[^\]]*\][ \t]*)*(?:" + _MODIFIER + r"[ \t]+)*)"
     r"(?P<kw>theorem|lemma|def|abbrev|instance|structure|inductive|class[ \t]+inductive|class"
     r"|opaque|axiom)(?![\w'!?.])"
+    # the name, after an instance's priority (any other keyword followed by a priority has none)
+    r"(?P<priority>[ \t]*\(priority[ \t]*:=[^)]*\))?"
+    r"(?:[ \t]*(?P<name>«[^»]*»(?:\.[^\s(\[{:⦃]+)?|[^\s(\[{:⦃«]+))?"
 )
 _CANDIDATE = re.compile(  # a line that opens a declaration, carries attributes or scopes names
     r"^[ \t]*(?:@\[|(?:theorem|lemma|def|abbrev|instance|structure|inductive|class|opaque|axiom"
@@ -26,18 +30,20 @@ _CANDIDATE = re.compile(  # a line that opens a declaration, carries attributes 
     re.MULTILINE,
 )
 _ATTRIBUTES_ONLY = re.compile(r"^[ \t]*(?:@\[[^\]]*\][ \t]*)+$")
-_PRIORITY = re.compile(r"[ \t]*\(priority[ \t]*:=[^)]*\)")
-_NAME = re.compile(r"[ \t]*(«[^»]*»(?:\.[^\s(\[{:⦃]+)?|[^\s(\[{:⦃«]+)")
-_STOP = re.compile(r":=|(?<![\w'])where(?![\w'])|(?<![\w'])deriving(?![\w'])|\n[ \t]*\|")
-_OPENERS, _CLOSERS = "([{⦃⟨", ")]}⦄⟩"
+# A stop: ``:=``, ``where`` or ``deriving`` as a whole word, a line starting with ``|``. Each
+# branch starts with a literal character (the word's boundary is checked behind its first
+# letter), so a search skips ahead to those characters instead of trying every position.
+_STOP = re.compile(r":=|w(?<![\w']w)here(?![\w'])|d(?<![\w']d)eriving(?![\w'])|\n[ \t]*\|")
+_DEPTH = {**dict.fromkeys("([{⦃⟨", 1), **dict.fromkeys(")]}⦄⟩", -1)}
+# A bracket or a stop (no stop contains a bracket, so each is found where it is).
+_BRACKET_OR_STOP = re.compile(r"[([{⦃⟨)\]}⦄⟩]|" + _STOP.pattern)
 _SKIP_TC = re.compile(r"set_option\s+debug\.skipKernelTC\s+(true|false)(\s+in\b)?")
 _MAX_SIGNATURE = 400
 _MAX_LINES = 12
 _MAX_PREFIX = 4096  # namespaces nested deeper than this many characters add nothing more
 
 
-@dataclass(frozen=True, slots=True)
-class Declaration:
+class Declaration(NamedTuple):  # immutable; cheaper to build than a frozen dataclass
     name: str  # full name, namespaces included
     kind: str  # the keyword (``class inductive`` is ``class``)
     signature: str  # from the name to the body, as written (whitespace collapsed)
@@ -167,38 +173,30 @@ def _scoping(stripped: str, scopes: list[_Scope]) -> None:
 def _declaration(
     lines: list[str], number: int, match: re.Match[str], scopes: list[_Scope], pending: str
 ) -> Declaration | None:
-    line = lines[number]
-    kind = match.group("kw").split()[0]
-    rest = line[match.end() :]
+    indent, mods, kind, priority, name = match.group("indent", "mods", "kw", "priority", "name")
+    if name is None or (priority is not None and kind != "instance"):
+        return None
     if kind == "instance":
-        priority = _PRIORITY.match(rest)
-        if priority is not None:
-            rest = rest[priority.end() :]
-    name_match = _NAME.match(rest)
-    if name_match is None or name_match.group(1).startswith(":="):
-        return None
-    name = name_match.group(1)
-    if kind == "instance" and name.startswith(("where", "extends")):
-        return None
-    start = len(line) - len(rest) + name_match.start(1)
-    signature = _signature(lines, number, len(match.group("indent")), start)
-    modifiers = (pending + " " + match.group("mods")).strip()
-    option = _SKIP_TC.search(pending)
+        if name.startswith(("where", "extends")):
+            return None
+    elif kind.startswith("class") and kind != "class":
+        kind = "class"  # ``class inductive``
+    signature = _signature(lines, number, len(indent), match.start("name"))
+    modifiers = (pending + " " + mods).strip() if pending else mods.strip()
     skip = scopes[-1].skip_kernel_tc
-    if option is not None:
-        skip = option.group(1) == "true"
-    return Declaration(_full_name(scopes, name), kind, signature, number + 1, modifiers, skip)
-
-
-def _full_name(scopes: list[_Scope], name: str) -> str:
-    if name.startswith("_root_."):
-        return name[len("_root_.") :]
-    return scopes[-1].prefix + name
+    if "skipKernelTC" in pending:
+        option = _SKIP_TC.search(pending)
+        if option is not None:
+            skip = option.group(1) == "true"
+    root = name.startswith("_root_.")
+    name = name[len("_root_.") :] if root else scopes[-1].prefix + name
+    return Declaration(name, kind, signature, number + 1, modifiers, skip)
 
 
 def _signature(lines: list[str], number: int, indent: int, start: int) -> str:
     first = lines[number][start:]
-    head = _enough(first)  # often the whole signature is on the keyword's line
+    head = _enough(first) if len(first) > _WINDOW else first  # often the whole signature is
+    # on the keyword's line
     if head is not first or _STOP.search(first):
         end = _stop_at_depth_zero(head)
         if end < len(head) or head is not first:
@@ -211,7 +209,9 @@ def _signature(lines: list[str], number: int, indent: int, start: int) -> str:
         parts.append(following)
         if _STOP.search(following) or body.startswith("|"):
             break
-    text = _enough(_EOL.join(parts))
+    text = _EOL.join(parts)
+    if len(text) > _WINDOW:
+        text = _enough(text)
     return " ".join(text[: _stop_at_depth_zero(text)].split())[:_MAX_SIGNATURE]
 
 
@@ -230,14 +230,13 @@ def _enough(text: str) -> str:
 
 
 def _stop_at_depth_zero(text: str) -> int:
-    """The first stop (``:=``, ``where``, ...) outside brackets. Brackets are counted once per
-    stretch between stops (C-level ``str.count``), so the text is read a fixed number of times
-    whatever the number of stops."""
-    depth, counted = 0, 0
-    for found in _STOP.finditer(text):
-        stretch = text[counted : found.start()]
-        depth += sum(map(stretch.count, _OPENERS)) - sum(map(stretch.count, _CLOSERS))
-        if depth <= 0:
+    """The first stop (``:=``, ``where``, ...) outside brackets: one pass over the brackets
+    and stops in order (linear in the text, however many stops)."""
+    depth = 0
+    for found in _BRACKET_OR_STOP.finditer(text):
+        step = _DEPTH.get(found.group())
+        if step is not None:
+            depth += step
+        elif depth <= 0:
             return found.start()
-        counted = found.start()
     return len(text)

@@ -76,3 +76,27 @@ def test_fragments_and_query_expressions() -> None:
     assert match_expression(" + = ") is None
     assert match_expression("a + b = b + a") == '"a" AND "b"'  # whole words, each once
     assert match_expression("mul_one 1") == '"mul"* AND "one"* AND "1"'
+
+
+def test_signatures_stop_at_whole_words_outside_brackets() -> None:
+    source = (
+        "structure S' where\n  x : Nat\n"
+        "def nowhere (somewhere : Nat) : Nat := somewhere\n"
+        "def f (x : Nat := 1) {y : Nat} [⟨a⟩ : C] : Nat := x\n"
+        "inductive T deriving Repr\n"
+        "def g : x'where = y_deriving := rfl\n"
+        "class inductive K (α : Type)\n  | mk : K α\n"
+        "def h (x : Nat) :\n    (x + 1 :\n      Nat) = x + 1 := rfl\n"
+        "instance (priority := low) : Inhabited Nat := ⟨0⟩\n"
+        "def (priority := low) notAnInstance : Nat := 0\n"
+    )
+    found = [(d.name, d.kind, d.signature, d.line) for d in declarations(source)]
+    assert found == [
+        ("S'", "structure", "S'", 1),
+        ("nowhere", "def", "nowhere (somewhere : Nat) : Nat", 3),
+        ("f", "def", "f (x : Nat := 1) {y : Nat} [⟨a⟩ : C] : Nat", 4),
+        ("T", "inductive", "T", 5),
+        ("g", "def", "g : x'where = y_deriving", 6),
+        ("K", "class", "K (α : Type)", 7),
+        ("h", "def", "h (x : Nat) : (x + 1 : Nat) = x + 1", 9),
+    ]
