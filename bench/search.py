@@ -10,6 +10,9 @@ a fresh ``lean-beam-mcp`` of each tree (``--before PATH``: a checkout of another
 - one edit: one file rewritten in place before each of 20 searches, server CPU per call;
 - the size of the database files.
 
+Servers run with ``LEAN_BEAM_HOST=off``: the index is built and queried in the server's own
+process, so its CPU figures hold that work (with a shared host they would be the host's).
+
 The files are generated, then left alone for 2.5 s, past the racy window of their timestamps
 (a file changed within 2 s of being read is read again once). ``--layout packages`` puts 100
 files in the workspace and the rest in ten ``.lake/packages`` checkouts.
@@ -88,7 +91,10 @@ def queries(rng: random.Random, count: int) -> list[str]:
 
 
 def measure(tree: Path, root: Path, cache: Path, count: int) -> dict[str, float]:
-    server = Server(tree, XDG_CACHE_HOME=str(cache), ELAN_HOME=str(cache / "no-elan"))
+    # In-process (no shared host): the server's own CPU then holds the index's work.
+    server = Server(
+        tree, XDG_CACHE_HOME=str(cache), ELAN_HOME=str(cache / "no-elan"), LEAN_BEAM_HOST="off"
+    )
     ws: dict[str, Any] = {"workspace": {"root": str(root)}}
     try:
         cpu, started = server.cpu_ms(), time.perf_counter()
