@@ -11,8 +11,10 @@
 - `host_sandbox` (autouse): a short socket directory of the test's own for shared Lean hosts
   (`XDG_RUNTIME_DIR`), a memory scope of its own (`LEAN_BEAM_MEMORY_SCOPE`: the budget counts
   only this test's Lean processes) and a 60 s host idle time; afterwards every host the test
-  started is killed (`tests/support/hosts.py`). `LEAN_BEAM_HOST` is left as the run sets it, so
-  `LEAN_BEAM_HOST=off pytest ...` runs the same tests on the in-process broker.
+  started is killed (`tests/support/hosts.py`). The Lean tool tests (below) run in both host
+  modes: with the param `off` it sets `LEAN_BEAM_HOST=off`, with `shared` it leaves the
+  variable as the run sets it; `LEAN_BEAM_HOST=off pytest ...` runs every test on the
+  in-process broker, once.
 - `installed_root` (function): a `tests.support.installed.Installed`: like `fresh_home`, after a
   real `lean-beam install` into the default root `~/.local/share/beam`. Exposes `root`,
   `runtime_id`, `runtime_dir`, `wrapper(cmd)` (`<root>/bin/cmd`), `launcher(cmd)`
@@ -66,9 +68,13 @@ def installed_root(tmp_path: Path, beam_venv: Path) -> Installed:
 
 @pytest.fixture(autouse=True)
 def host_sandbox(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Path]:
     started = time.time()
+    if getattr(request, "param", "shared") == "off":
+        monkeypatch.setenv("LEAN_BEAM_HOST", "off")
     short = "/tmp" if os.path.isdir("/tmp") else None  # socket paths must stay short
     directory = tempfile.mkdtemp(prefix="lb", dir=short)
     monkeypatch.setenv("XDG_RUNTIME_DIR", directory)
@@ -79,11 +85,28 @@ def host_sandbox(
     shutil.rmtree(directory, ignore_errors=True)
 
 
+# The Lean tool tests of these areas run in both host modes: the shared Lean host and the
+# in-process broker must give the same answers (docs/HOST.md).
+BOTH_MODES = ("broker", "speculative", "agent", "verify", "search")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that starts `lean-beam-mcp` on the fake Lean (the `servers` fixture) in one of
+    `BOTH_MODES` runs twice, `[shared]` and `[off]`, in the same session (so the parallel
+    workers share one pool of tests). Not when the run fixes `LEAN_BEAM_HOST`, and not for a
+    module that runs its server in-process anyway (its own `_in_process` fixture). The
+    shared-host tests themselves (`tests/host`) choose their mode per agent."""
+    if "servers" not in metafunc.fixturenames or os.environ.get("LEAN_BEAM_HOST"):
+        return
+    area = Path(str(metafunc.definition.path)).parent.name
+    if area in BOTH_MODES and not hasattr(metafunc.module, "_in_process"):
+        metafunc.parametrize("host_sandbox", ["shared", "off"], indirect=True)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start `lean-beam-mcp` on the fake Lean (the `servers` fixture) are marked
-    `lean_server`: `scripts/test` runs them once more with `LEAN_BEAM_HOST=off`, so the shared
-    host and the in-process broker must give the same answers. The shared-host tests themselves
-    (`tests/host`) choose their mode per agent."""
+    `lean_server` (`-m lean_server` selects them; in the areas of `BOTH_MODES` each runs in
+    both host modes)."""
     for item in items:
         if "servers" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.lean_server)
