@@ -52,7 +52,9 @@ def test_the_budget_counts_utf8_bytes_not_characters(tmp_path: Path) -> None:
 
 
 def test_a_path_is_never_cut_even_when_other_text_must_be(tmp_path: Path) -> None:
-    path = "é" * 600 + ".lean"  # 1,205 bytes: fits, but only whole
+    # 1,500 bytes, echoed twice (the call's path and its arguments): fits only whole. Were paths
+    # cut like other text, one cap for all three strings would be under a third of the budget.
+    path = "é" * 50 + "a" * 1395 + ".lean"
     server = _echoing_server()
     try:
         reply = server.ask(
