@@ -227,21 +227,28 @@ PINS: list[Mutant] = [
         "beam_runtime/broker/speculation/handles.py",
         "        if record.abs_path != abs_path:",
         "        if False:",
-        ("tests/speculative/test_handles.py", "tests/speculative/test_handle_workspaces.py"),
+        (
+            "tests/speculative/test_handle_workspaces.py::test_handles_refuse_another_workspace_live_or_released",
+            "tests/speculative/test_handles.py::test_unknown_foreign_and_mismatched_handles",
+        ),
     ),
     Mutant(
         "handles",
         "beam_runtime/broker/speculation/handles.py",
         "            and (below_version is None or record.version < below_version)",
         "            and (below_version is None or record.version < 0)",
-        ("tests/speculative/test_handles.py", "tests/speculative/test_handle_workspaces.py"),
+        (
+            "tests/speculative/test_handles.py::test_a_new_version_retires_the_older_versions_handles_at_once",
+        ),
     ),
     Mutant(
         "handles",
         "beam_runtime/broker/speculation/handles.py",
         "        if record.root != root:\n            raise _foreign(handle_id)",
         "        if False:\n            raise _foreign(handle_id)",
-        ("tests/speculative/test_handles.py", "tests/speculative/test_handle_workspaces.py"),
+        (
+            "tests/speculative/test_handle_workspaces.py::test_a_nested_workspace_refuses_the_outer_ones_handle_of_the_same_file",
+        ),
     ),
     Mutant(
         "launcher",

@@ -58,3 +58,29 @@ def test_handles_refuse_another_workspace_live_or_released(
     assert released["data"]["reason"] == "handleWorkspaceMismatch"
     same = p.with_error(handle)
     assert same["code"] == "contentModified" and same["data"]["reason"] == "released"
+
+
+def test_a_nested_workspace_refuses_the_outer_ones_handle_of_the_same_file(
+    servers: list[Server], project: Path
+) -> None:
+    """A project inside another: one file is `inner/Main.lean` of the outer workspace and
+    `Main.lean` of the inner one, so a handle made in the outer workspace names the very file the
+    inner one resolves and the path check cannot tell them apart. Only the workspace check
+    stands between the handle and the inner session: `invalidParams`
+    (`handleWorkspaceMismatch`), and the handle stays live where it was made. (With the shared
+    host each workspace has a host of its own and the server refuses first; with `--host off` one
+    broker serves both, and its handle store refuses.)"""
+    inner = project / "inner"
+    inner.mkdir()
+    (inner / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+    (inner / "Main.lean").write_text(PROOF)
+    p = Probe(fake_server(servers), project, "inner/Main.lean")
+    handle = p.at(1, 2, "constructor", tool="lean_run_at_handle")["next_handle"]
+    live = in_other(p, inner, handle)
+    assert live["code"] == "invalidParams", live
+    assert live["data"]["reason"] == "handleWorkspaceMismatch"
+    assert p.with_(handle, "exact hp")["success"] is True  # the refusal changed nothing
+    p.ok("lean_release", {"path": "inner/Main.lean", "handle": handle})
+    released = in_other(p, inner, handle)
+    assert released["code"] == "invalidParams", released
+    assert released["data"]["reason"] == "handleWorkspaceMismatch"

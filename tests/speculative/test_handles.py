@@ -99,6 +99,32 @@ def test_edit_and_close_make_handles_stale(servers: list[Server], project: Path)
     assert closed["data"]["reason"] == "sourceChanged"
 
 
+def test_a_new_version_retires_the_older_versions_handles_at_once(
+    servers: list[Server], project: Path
+) -> None:
+    """An edit seen by any tool gives the file a new version, and every handle of an older
+    version is dead from then on (`sourceChanged`), not only once it is next used: the count of
+    `lean_drop_workspace` leaves it out and after the drop it still says `sourceChanged`. A handle
+    of the new version, and one of another file, work on."""
+    p = probe(servers, project)
+    old = p.at(1, 2, "constructor", tool="lean_run_at_handle")["next_handle"]
+    (project / "Other.lean").write_text("def other : Nat := 2\ndef tail : Nat := 3\n")
+    elsewhere = Probe(p.server, project, "Other.lean")
+    other = elsewhere.at(1, 0, "def probeA : Nat := 5", tool="lean_run_at_handle")["next_handle"]
+    (project / "Main.lean").write_text(PROOF + "def more : Nat := 3\n")
+    p.bytes = (project / "Main.lean").read_bytes()
+    p.version = p.ok("lean_update", {"path": "Main.lean"})["version"]  # the edit is seen here
+    current = p.at(1, 2, "constructor", tool="lean_run_at_handle")["next_handle"]
+    assert targets(p.with_(current, "exact hp", linear=True)) == ["q"]  # consumed: one child
+    assert elsewhere.with_(other, "#eval probeA")["success"] is True  # and one child here
+    dropped = p.ok("lean_drop_workspace", {})
+    assert dropped == {**p.ws, "dropped": True, "invalidated_handles": 3}  # not the old one
+    gone = p.with_error(old)
+    assert gone["code"] == "contentModified" and gone["data"]["reason"] == "sourceChanged"
+    after = elsewhere.with_error(other)
+    assert after["code"] == "contentModified" and after["data"]["reason"] == "workspaceDropped"
+
+
 def test_drop_counts_and_invalidates(servers: list[Server], project: Path) -> None:
     p = probe(servers, project)
     first = p.at(1, 2, "constructor", tool="lean_run_at_handle")["next_handle"]
