@@ -19,6 +19,7 @@ SETUP_PINS = "tests/setup/test_setup_pins.py"
 FM = "beam_install/clients/formats.py"
 RM = "beam_install/remove.py"
 JR = "beam_install/journal.py"
+LB = "tests/broker/test_lean_behaviours.py"
 
 
 def _t(name: str) -> tuple[str, ...]:
@@ -206,7 +207,7 @@ PINS: list[Mutant] = [
         "beam_runtime/broker/session/session.py",
         "            if remaining <= 0:\n                raise errors.timeout(",
         "            if remaining <= 0:\n                break\n                raise errors.timeout(",
-        ("tests/broker/test_fake_lean.py",),
+        (f"{LB}::test_a_barrier_lean_keeps_dropping_ends_as_a_timeout",),
     ),
     Mutant(
         "barrier",
@@ -220,7 +221,7 @@ PINS: list[Mutant] = [
         "beam_runtime/broker/session/session.py",
         "        if doc.crashed:\n            found = self._out_of_memory(doc)",
         "        if False:\n            found = self._out_of_memory(doc)",
-        ("tests/broker/test_fake_lean.py",),
+        (f"{LB}::test_a_worker_that_crashed_before_the_barrier_is_a_crash",),
     ),
     Mutant(
         "handles",
