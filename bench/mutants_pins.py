@@ -19,6 +19,7 @@ SETUP_PINS = "tests/setup/test_setup_pins.py"
 FM = "beam_install/clients/formats.py"
 RM = "beam_install/remove.py"
 JR = "beam_install/journal.py"
+LB = "tests/broker/test_lean_behaviours.py"
 
 
 def _t(name: str) -> tuple[str, ...]:
@@ -206,7 +207,7 @@ PINS: list[Mutant] = [
         "beam_runtime/broker/session/session.py",
         "            if remaining <= 0:\n                raise errors.timeout(",
         "            if remaining <= 0:\n                break\n                raise errors.timeout(",
-        ("tests/broker/test_fake_lean.py",),
+        (f"{LB}::test_a_barrier_lean_keeps_dropping_ends_as_a_timeout",),
     ),
     Mutant(
         "barrier",
@@ -220,7 +221,7 @@ PINS: list[Mutant] = [
         "beam_runtime/broker/session/session.py",
         "        if doc.crashed:\n            found = self._out_of_memory(doc)",
         "        if False:\n            found = self._out_of_memory(doc)",
-        ("tests/broker/test_fake_lean.py",),
+        (f"{LB}::test_a_worker_that_crashed_before_the_barrier_is_a_crash",),
     ),
     Mutant(
         "handles",
@@ -448,6 +449,8 @@ PINS += [
         '    clean = clean and all(m["built"] and not m["errors"] for m in modules)',
         '    clean = clean and all(not m["errors"] for m in modules)',
         _v("test_integrity.py::test_a_dependency_package_that_fails_to_build_fails_ok"),
+        equivalent="_modules marks every listed module built after a finished build that exited "
+        "0, unless Lake printed error lines for it; any other build fails clean by its exit code",
     ),
     Mutant(  # a source that changed while the verify ran fails ok
         "verify",

@@ -3,7 +3,10 @@
 * A header that fails fast: Lean sends the fatal ``fileProgress`` *before* publishing the header
   error (``reportSnapshots``); the fake can hold the publish back a little to make that visible.
 * A header edit on an older watchdog: the worker exits with code 2, a new one starts, and the
-  pending ``waitForDiagnostics`` is never answered (``FAKE_LEAN_RESTART_DROPS=1``).
+  pending ``waitForDiagnostics`` is never answered (``FAKE_LEAN_RESTART_DROPS=1``); one that
+  loses every ``waitForDiagnostics`` (``FAKE_LEAN_LOSE_WAITS=1``) ends in the barrier's timeout.
+* A worker that crashed before the barrier was sent: only the fatal ``fileProgress`` tells, and
+  Lean holds the barrier's request until the next edit.
 * RPC sessions: string ids, keep-alives, expiry (``-32900``) and reconnect, release on close.
 """
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.broker.fake import fake_server, ok, request_log, until, workspace
+from tests.broker.fake import err, fake_server, ok, request_log, until, workspace
 from tests.mcp.helpers import Server
 
 PROOF = "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  all_goals sorry\n"
@@ -162,3 +165,44 @@ def test_header_edit_restarts_the_rpc_session(
     assert first["goals"] == second["goals"] and second["source"] == "rpc"
     calls = [m for m in _rpc_log(log) if m in ("connect", "call")]
     assert calls == ["connect", "call", "call", "connect", "call"]
+
+
+def test_a_worker_that_crashed_before_the_barrier_is_a_crash(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
+    # The worker dies before the barrier is sent: no request sees -32902; Lean only sends the
+    # fatal progress and holds every later request (waitForDiagnostics too) until an edit.
+    (project / "Main.lean").write_text("def a : Nat := 1\n#fake_crash_once\n")
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(servers, "--barrier-reissue-ms", "100", FAKE_LEAN_REQUEST_LOG=str(log))
+    ws = workspace(project)
+    ok(server, 1, "lean_update", {**ws, "path": "Main.lean"})
+    until(lambda: any("crash" in e for e in request_log(log)), "the worker's crash")
+    crashed = err(server, 2, "lean_sync", {**ws, "path": "Main.lean"})
+    assert crashed["code"] == "workerExited"
+    assert "crashed" in crashed["message"]
+    revived = ok(server, 3, "lean_sync", {**ws, "path": "Main.lean"})
+    assert revived["version"] == 2 and revived["readiness"]["save_ready"] is True
+
+
+def test_a_barrier_lean_keeps_dropping_ends_as_a_timeout(
+    servers: list[Server], project: Path, tmp_path: Path
+) -> None:
+    # Every waitForDiagnostics is lost after the progress ended: each is sent again after the
+    # reissue delay until the barrier's one limit is used up, a timeout, never a complete sync.
+    log = tmp_path / "requests.jsonl"
+    server = fake_server(
+        servers,
+        "--barrier-timeout-ms",
+        "1000",
+        "--barrier-reissue-ms",
+        "100",
+        FAKE_LEAN_LOSE_WAITS="1",
+        FAKE_LEAN_REQUEST_LOG=str(log),
+    )
+    failed = err(server, 1, "lean_sync", {**workspace(project), "path": "Main.lean"})
+    assert failed["code"] == "timeout" and failed["data"]["phase"] == "barrier"
+    entries = request_log(log)
+    waits = [e for e in entries if e.get("request") == "textDocument/waitForDiagnostics"]
+    dropped = [e for e in entries if e.get("dropped") == "textDocument/waitForDiagnostics"]
+    assert len(waits) >= 2 and len(dropped) == len(waits)

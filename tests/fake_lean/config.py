@@ -78,6 +78,7 @@ class Settings:
     fatal_publish_delay_ms: float = 0.0
     stale_notice: bool = False  # every worker with local imports calls them out of date
     restart_drops: bool = False  # an older watchdog: a header restart drops pending requests
+    lose_waits: bool = False  # every waitForDiagnostics is dropped unanswered
     sysroot: Path = field(default=HERE / "toolchain")
     lean_version: str = "4.33.0"
 
@@ -117,6 +118,7 @@ def load_settings(argv: list[str]) -> Settings:
         rpc=os.environ.get("FAKE_LEAN_RPC", "1") != "0",
         rpc_expiry_ms=_env_float("FAKE_LEAN_RPC_EXPIRY_MS", 30000.0),
         restart_drops=_env_flag("FAKE_LEAN_RESTART_DROPS"),
+        lose_waits=_env_flag("FAKE_LEAN_LOSE_WAITS"),
         fatal_publish_delay_ms=_env_float("FAKE_LEAN_FATAL_PUBLISH_DELAY_MS", 0.0),
         stale_notice=_env_flag("FAKE_LEAN_STALE_NOTICE"),
         sysroot=Path(os.environ.get("FAKE_LEAN_SYSROOT", str(HERE / "toolchain"))),

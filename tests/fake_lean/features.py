@@ -42,6 +42,11 @@ def _whole_file(server: Server, pending: Pending) -> tuple[Document, Snapshot]:
 def _wait_for_diagnostics(server: Server, pending: Pending, params: Any) -> Any:
     doc = server.document(pending)
     version = int(params["version"])
+    if server.settings.lose_waits:
+        from tests.fake_lean.watchdog import Abandoned
+
+        server.drop(pending)
+        raise Abandoned()
     with server.cond:
         while True:
             if pending.answered:

@@ -286,6 +286,7 @@ class Server:
             if doc._stale(snap):
                 return
             self._eprint(f"[{doc.uri}] fake worker crashing with exit code {code}")
+            self._log({"crash": doc.uri, "code": code})
             doc.crash(code)
             snap.crashed = True
             if code == 1:
@@ -364,10 +365,15 @@ class Server:
         """Forget the requests of ``uri`` without answering them (an older watchdog's restart)."""
         for pending in list(self.pending.values()):
             if pending.uri == uri and pending.method != "$/fake/state":
-                pending.answered = True
-                self.pending.pop(_key(pending.id), None)
-                self._log({"dropped": pending.method, "id": pending.id})
+                self.drop(pending)
         self.cond.notify_all()
+
+    def drop(self, pending: Pending) -> None:
+        """Forget one request without answering it (logged as ``{"dropped": method}``)."""
+        with self.cond:
+            pending.answered = True
+            self.pending.pop(_key(pending.id), None)
+            self._log({"dropped": pending.method, "id": pending.id})
 
     def fail_pending(self, uri: str, code: int, message: str) -> None:
         for pending in list(self.pending.values()):

@@ -445,20 +445,29 @@ class LeanSession:
         ``fileProgress``. Older watchdogs drop a pending request when a header change makes the
         worker exit (code 2) and start a new one; so when the version's progress has ended and
         stayed unchanged for ``barrier_reissue_s`` without an answer, the request is cancelled
-        and sent again. A fatal progress that stays unanswered that long (a crashed worker holds
-        new requests until the next edit) ends the wait. The whole wait stays within
-        ``barrier_s``.
+        and sent again. So is a fatal progress left unanswered that long, once: a live worker
+        (a failed header after such a restart) answers the new request, a crashed one holds it
+        until the next edit (Lean queues a crashed worker's requests), so a second unanswered
+        fatal progress is a crash, even when no request saw Lean's crash error (the worker died
+        before the barrier was sent). The whole wait stays within ``barrier_s``, checked here
+        alone: an attempt whose request ran out of time comes back to be reported.
         """
         params = messages.wait_for_diagnostics(doc.uri, doc.version)
         deadline = time.monotonic() + self.limits.barrier_s
+        fatal_before = False
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise errors.timeout(
                     "barrier", int(self.limits.barrier_s * 1000), "textDocument/waitForDiagnostics"
                 )
-            if await self._barrier_attempt(doc, params, remaining) != "dropped":
+            outcome = await self._barrier_attempt(doc, params, remaining)
+            if outcome == "answered":
                 break
+            if outcome == "fatal" and fatal_before:
+                doc.on_crash()
+                break
+            fatal_before = outcome == "fatal"
         if doc.crashed:
             found = self._out_of_memory(doc)
             if found is not None:
@@ -466,7 +475,8 @@ class LeanSession:
             raise errors.worker_exited(f"Lean's file worker for {doc.source.display} crashed")
 
     async def _barrier_attempt(self, doc: OpenDocument, params: Any, remaining: float) -> str:
-        """One ``waitForDiagnostics``: ``answered``, ``fatal`` or ``dropped`` (send it again)."""
+        """One ``waitForDiagnostics``: ``answered``, ``fatal`` or ``dropped`` (send it again), or
+        ``expired`` when its request used up ``remaining``."""
         outcome = "answered"
         failure: BrokerError | None = None
         async with anyio.create_task_group() as group:
@@ -488,9 +498,8 @@ class LeanSession:
                 failure = exc
             group.cancel_scope.cancel()
         if failure is not None:
-            if failure.code == "timeout":
-                waited = int(self.limits.barrier_s * 1000)
-                failure = errors.timeout("barrier", waited, "textDocument/waitForDiagnostics")
+            if failure.code == "timeout":  # the whole wait is over: `barrier` says so
+                return "expired"
             raise failure
         return outcome
 
