@@ -267,6 +267,8 @@ SECOND: list[Mutant] = [
         '    clean = clean and all(m["built"] and not m["errors"] for m in modules)',
         '    clean = clean and all(not m["errors"] for m in modules)',
         VERIFY,
+        equivalent="_modules marks every listed module built after a finished build that exited "
+        "0, unless Lake printed error lines for it; any other build fails clean by its exit code",
     ),
     Mutant(
         "verify",
