@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -224,8 +225,12 @@ def test_the_read_bound_is_in_seconds(tmp_path: Path) -> None:
             env={**os.environ, "BEAM_READ_TIMEOUT_S": "1"},
         )
         assert child.stdout is not None
-        answer = child.stdout.readline()
+        ready, _, _ = select.select([child.stdout], [], [], 20)  # a bound of 1,000 s: no answer
+        if not ready:
+            child.kill()
+        answer = child.stdout.readline() if ready else ""
     child.wait(timeout=30)  # the unmount released the stuck thread
+    assert ready, "no answer within 20 s: the bound was not taken in seconds"
     reason, waited = answer.split()
     assert reason == "timeout"
     assert 0.9 <= float(waited) < 5, waited
