@@ -187,12 +187,16 @@ def test_setup_then_remove_gives_every_byte_back(
     check_round_trip(installed, homes, state)
 
 
+SHARDS = 4  # the long run in independent parts, so that parallel workers share it
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-@settings(FAST, max_examples=200)
+@pytest.mark.parametrize("shard", range(SHARDS))
+@settings(FAST, max_examples=200 // SHARDS)
 @given(state=homes_state())
 def test_setup_then_remove_gives_every_byte_back_many(
-    installed: Beam, homes: list[Path], state: dict[str, Any]
+    installed: Beam, homes: list[Path], state: dict[str, Any], shard: int
 ) -> None:
     check_round_trip(installed, homes, state)
 
