@@ -207,11 +207,12 @@ def _limited(argv: list[str], env: dict[str, str], mib: int) -> subprocess.Compl
     )
 
 
+@pytest.mark.parametrize("half", [0, 1])  # every other limit: two parts for parallel workers
 @pytest.mark.parametrize(
     ("command", "step"), [(["runtime", "list", "--json"], 10), (["runtime", "prune", "--json"], 20)]
 )
 def test_out_of_memory_at_any_point_is_one_categorized_error(
-    installed: Installed, command: list[str], step: int
+    installed: Installed, command: list[str], step: int, half: int
 ) -> None:
     """Under address-space limits from tight to loose, a command reading a large client config
     either answers or fails with exactly one `outOfMemory` error object: never a traceback, also
@@ -219,7 +220,7 @@ def test_out_of_memory_at_any_point_is_one_categorized_error(
     _claude_config(installed.home)
     argv = [str(installed.root / "bin" / "lean-beam"), *command]
     failed = 0
-    for mib in range(60, 230, step):
+    for mib in range(60 + half * step, 230, 2 * step):
         done = _limited(argv, installed.env(), mib)
         assert "Traceback" not in done.stderr, (mib, done.stderr[-2000:])
         assert done.returncode in (0, 1), (mib, done.returncode, done.stderr[-500:])
