@@ -195,6 +195,27 @@ def test_symlinked_roots_are_canonicalized(project: Path, tmp_path: Path) -> Non
         srv.kill()
 
 
+def test_a_root_that_is_no_lean_project_is_refused(project: Path, tmp_path: Path) -> None:
+    """A directory without a project marker (lean-toolchain, lakefile) is no workspace: the
+    call is refused before anything runs, and a project still works."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "Main.lean").write_text("def a := 1\n")
+    srv = Server(env=minimal_env(**SLEEP_BACKEND))
+    try:
+        args = {"workspace": {"root": str(plain)}, "path": "Main.lean"}
+        body = structured(srv.ask(call(1, "lean_update", args)))
+        assert body["code"] == "invalidInput", body
+        assert body["data"]["reason"] == "notLeanProject", body
+        assert body["data"]["root"] == str(plain) and "lean-toolchain" in body["data"]["fix"]
+        args = {"workspace": {"root": str(project)}, "path": "Main.lean"}
+        assert structured(srv.ask(call(2, "lean_update", args)))["workspace"] == {
+            "root": os.path.realpath(project)
+        }
+    finally:
+        srv.kill()
+
+
 def test_drop_accepts_a_vanished_root(server: Server, tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     body = structured(
