@@ -260,3 +260,21 @@ def test_the_target_module_imports_are_covered_by_the_receipt(
     (project / "lean-toolchain").write_text("leanprover/lean4:v4.25.0\n")
     moved = verify(server, project, 2, path="Demo/Use.lean", receipt=receipt)
     assert moved["receipt_valid"] is False and moved["receipt_mismatch"] == ["lean-toolchain"]
+
+
+def test_a_short_name_two_declarations_end_with_is_not_guessed(
+    servers: list[Server], project: Path
+) -> None:
+    """`declarations: ["foo"]` with `A.foo` and `B.foo` written: not the first of them, but
+    `notFound` (a verify of a guessed declaration is no verify of the one meant)."""
+    (project / "Demo" / "Other.lean").write_text(
+        "theorem A.foo : True := trivial\ntheorem B.foo : 1 = 2 := by sorry\n"
+    )
+    server = lake_server(servers, home_of(project))
+    result = verify(server, project, 1, path="Demo/Other.lean", declarations=["foo"])
+    assert result["ok"] is False
+    names = by_name(result)
+    assert names["foo"]["flags"] == ["notFound"], names
+    assert "A.foo" not in names and "B.foo" not in names, names
+    exact = by_name(verify(server, project, 2, path="Demo/Other.lean", declarations=["A.foo"]))
+    assert exact["A.foo"]["flags"] == [], exact
