@@ -352,7 +352,13 @@ SECOND: list[Mutant] = [
         HARDENING,
     ),
     # --- positions and goals ---
-    Mutant("queries", PO, "    if len(chosen) == 1 or exact:", "    if chosen:", BROKER),
+    Mutant(  # positions by name are also the agent CLI's (tests/agent)
+        "queries",
+        PO,
+        "    if len(chosen) == 1 or exact:",
+        "    if chosen:",
+        (*BROKER, "tests/agent"),
+    ),
     Mutant(
         "queries",
         GO,
