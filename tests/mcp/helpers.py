@@ -93,10 +93,12 @@ class Server:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         prefix: Sequence[str] = (),
+        command: Sequence[str] = (sys.executable, "-m", "beam_mcp"),
     ) -> None:
-        """`prefix` runs the server under another command (``strace -f -o ...``)."""
+        """`prefix` runs the server under another command (``strace -f -o ...``); `command`
+        is how the server starts (an installed ``<root>/bin/lean-beam-mcp``, say)."""
         self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "beam_mcp", *args],
+            [*prefix, *command, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -9,19 +9,16 @@ the test is skipped, except under CI (``CI`` set), where that is a failure.
 from __future__ import annotations
 
 import os
-import queue
 import re
 import shutil
 import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.broker.fake import FAKE_CMD, FAST_FAKE, ok, workspace
-from tests.mcp.helpers import REPO, Server, minimal_env
+from tests.mcp.helpers import Server, minimal_env
 from tests.support.projects import lean_project
 
 
@@ -37,27 +34,6 @@ FILES = 1500
 SEARCHES = 20
 STATS = "%%stat"  # every stat-like system call of this architecture
 _LINE = re.compile(r'^(?:\d+ +)?(\d+\.\d+) \w+\((?:AT_FDCWD, )?"([^"]+)"')
-
-
-class TracedServer(Server):
-    """`Server`, started under ``prefix`` (a tracer)."""
-
-    def __init__(self, prefix: list[str], *args: str, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "beam_mcp", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=str(REPO),
-        )
-        self.lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-        self.raw: list[bytes] = []
-        self._stderr = b""
-        self._out = threading.Thread(target=self._pump, daemon=True)
-        self._out.start()
-        self._err = threading.Thread(target=self._pump_err, daemon=True)
-        self._err.start()
 
 
 def _strace() -> str:
@@ -86,7 +62,7 @@ def test_an_unchanged_search_does_not_stat_every_file(
     log = tmp_path / "server.strace"
     env = minimal_env(**FAST_FAKE, XDG_CACHE_HOME=str(tmp_path / "cache"))
     tracer = [strace, "-f", "-qq", "-ttt", "--seccomp-bpf", "-e", f"trace={STATS}", "-o", str(log)]
-    server = TracedServer(tracer, "--lean-cmd", FAKE_CMD, env=env)
+    server = Server("--lean-cmd", FAKE_CMD, env=env, prefix=tracer)
     servers.append(server)
     args = {**workspace(root), "query": "filler_7"}
     for rid in range(1, 4):  # the first build, then past the racy window of its reads

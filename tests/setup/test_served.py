@@ -7,8 +7,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,33 +21,20 @@ from tests.setup.conftest import Beam
 from tests.support.projects import lean_project
 
 
-class InstalledServer(Server):
+def installed_server(beam: Beam) -> Server:
     """`<root>/bin/lean-beam-mcp` as a client starts it, with the fake Lean."""
-
-    def __init__(self, beam: Beam) -> None:
-        import queue
-
-        env = beam.env(**FAST_FAKE)
-        self.proc = subprocess.Popen(
-            [beam.wrapper, "--lean-cmd", FAKE_CMD],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=str(beam.home),
-        )
-        self.lines: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-        self.raw: list[bytes] = []
-        self._stderr = b""
-        self._out = threading.Thread(target=self._pump, daemon=True)
-        self._out.start()
-        self._err = threading.Thread(target=self._pump_err, daemon=True)
-        self._err.start()
+    return Server(
+        "--lean-cmd",
+        FAKE_CMD,
+        command=[beam.wrapper],
+        env=beam.env(**FAST_FAKE),
+        cwd=str(beam.home),
+    )
 
 
 @pytest.fixture
-def served(beam: Beam) -> Iterator[list[InstalledServer]]:
-    started: list[InstalledServer] = []
+def served(beam: Beam) -> Iterator[list[Server]]:
+    started: list[Server] = []
     yield started
     for server in started:
         server.kill()
@@ -75,7 +60,7 @@ def until(condition: Any, what: str, seconds: float = 30.0) -> Any:
     return value
 
 
-def symbols(server: InstalledServer, rid: int, project: Path) -> dict[str, Any]:
+def symbols(server: Server, rid: int, project: Path) -> dict[str, Any]:
     args = {"workspace": {"root": str(project)}, "path": "Main.lean"}
     reply = server.ask(call(rid, "lean_document_symbols", args))
     assert reply["result"]["isError"] is False, reply
@@ -83,7 +68,7 @@ def symbols(server: InstalledServer, rid: int, project: Path) -> dict[str, Any]:
 
 
 def test_a_runtime_pinned_by_a_served_project_survives_prune(
-    beam: Beam, served: list[InstalledServer], tmp_path: Path
+    beam: Beam, served: list[Server], tmp_path: Path
 ) -> None:
     old = clone_runtime(beam.root, beam.runtime_id, variant="a", created_at="2020-01-01T00:00:00Z")
     project = lean_project(tmp_path / "proj", {"Main.lean": "def answerA : Nat := 42\n"})
@@ -92,7 +77,7 @@ def test_a_runtime_pinned_by_a_served_project_survives_prune(
     mcp.write_text(json.dumps({"mcpServers": {"lean": {"command": pinned, "args": []}}}))
     plan = beam.beam("runtime", "prune", "--keep-latest", "0", "--json")
     assert plan.json()["planned"] == [old]  # nothing knows the project yet
-    server = InstalledServer(beam)
+    server = installed_server(beam)
     served.append(server)
     symbols(server, 1, project)
     until(lambda: served_roots(beam) == [str(project)], "the served project to be recorded")
@@ -130,16 +115,14 @@ def test_doctor_reads_the_project_it_runs_in(beam: Beam, tmp_path: Path) -> None
     assert f"pinned to runtime {old}" in rows["codex:pin"]["detail"], rows
 
 
-def test_recording_never_holds_up_a_call(
-    beam: Beam, served: list[InstalledServer], tmp_path: Path
-) -> None:
+def test_recording_never_holds_up_a_call(beam: Beam, served: list[Server], tmp_path: Path) -> None:
     """Another writer holds the record's lock: calls are answered meanwhile, and the project is
     recorded once the lock is free again."""
     project = lean_project(tmp_path / "proj", {"Main.lean": "def answerA : Nat := 42\n"})
     lock = os.open(beam.root / "state" / "projects.lock", os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
-        server = InstalledServer(beam)
+        server = installed_server(beam)
         served.append(server)
         for rid in range(1, 4):
             symbols(server, rid, project)
