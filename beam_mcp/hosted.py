@@ -12,7 +12,6 @@ arguments, so only ``beam_stats`` tells the two apart (docs/HOST.md).
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,7 +20,7 @@ from anyio.abc import TaskGroup
 from beam_mcp.errors import ToolError
 from beam_mcp.lean import BrokerBackend, broker_config, tool_error
 from beam_runtime.broker.errors import BrokerError
-from beam_runtime.host.client import HANDLES_REMEMBERED, HostLink, ask, handle_of, minted
+from beam_runtime.host.client import HandleOrigins, HostLink, ask
 from beam_runtime.host.config import HostConfig
 from beam_runtime.host.place import (
     Place,
@@ -65,7 +64,7 @@ class SharedBackend:
         self._opening: dict[str, anyio.Lock] = {}
         # Handle id -> the root whose host made it: each host knows only its own handles, an
         # in-process broker knows every workspace's (and refuses another workspace's handle).
-        self._handle_roots: OrderedDict[str, str] = OrderedDict()
+        self._handle_roots: HandleOrigins[str] = HandleOrigins()
 
     def attach(self, group: TaskGroup) -> None:
         self._group = group
@@ -106,15 +105,11 @@ class SharedBackend:
             content = await link.call(spec.name, sent, ctx)
         except BrokerError as error:
             raise tool_error(error) from None
-        for handle_id in minted(content):
-            self._handle_roots[handle_id] = root
-        while len(self._handle_roots) > HANDLES_REMEMBERED:
-            self._handle_roots.popitem(last=False)
+        self._handle_roots.note(content, root)
         return content
 
     def _check_workspace(self, arguments: dict[str, Any], root: str) -> None:
-        handle_id = handle_of(arguments)
-        made_in = self._handle_roots.get(handle_id) if handle_id is not None else None
+        handle_id, made_in = self._handle_roots.of(arguments)
         if made_in is not None and made_in != root:
             raise BrokerError(
                 "invalidParams",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from beam_runtime.broker.session.reporting import Context
 
 RETRY_AFTER_MS = 1_000
+T = TypeVar("T")
 HANDLES_REMEMBERED = 4096
 
 
@@ -140,7 +141,7 @@ class HostLink:
         self.client: HostClient | None = None
         self.generation = 0  # how many connections this link made
         self.restarts = 0  # connections lost to a host that stopped
-        self._minted: OrderedDict[str, int] = OrderedDict()  # handle id -> generation
+        self._minted: HandleOrigins[int] = HandleOrigins()  # handle id -> generation
         self._lock = anyio.Lock()
         self._started = False
 
@@ -170,12 +171,11 @@ class HostLink:
                 "the next call starts a new one",
                 {"retry_after_ms": RETRY_AFTER_MS},
             ) from None
-        self._remember(content, generation)
+        self._minted.note(content, generation)
         return content
 
     def _check_handle(self, arguments: dict[str, Any], generation: int) -> None:
-        handle_id = handle_of(arguments)
-        made = self._minted.get(handle_id) if handle_id is not None else None
+        handle_id, made = self._minted.of(arguments)
         if made is not None and made != generation:
             raise BrokerError(
                 "handleNotFound",
@@ -183,12 +183,6 @@ class HostLink:
                 "is gone",
                 {"reason": "hostRestarted", "handle": {"id": handle_id}},
             )
-
-    def _remember(self, content: dict[str, Any], generation: int) -> None:
-        for handle_id in minted(content):
-            self._minted[handle_id] = generation
-        while len(self._minted) > HANDLES_REMEMBERED:
-            self._minted.popitem(last=False)
 
     @property
     def runtime_active(self) -> bool:
@@ -199,6 +193,25 @@ class HostLink:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
+
+
+class HandleOrigins(Generic[T]):
+    """Where each handle a result handed out came from (a host generation, a workspace), for
+    the ``HANDLES_REMEMBERED`` most recent handles."""
+
+    def __init__(self) -> None:
+        self._origins: OrderedDict[str, T] = OrderedDict()
+
+    def note(self, content: dict[str, Any], origin: T) -> None:
+        for handle_id in minted(content):
+            self._origins[handle_id] = origin
+        while len(self._origins) > HANDLES_REMEMBERED:
+            self._origins.popitem(last=False)
+
+    def of(self, arguments: dict[str, Any]) -> tuple[str | None, T | None]:
+        """The handle id a call passes (if any) and where it came from (if remembered)."""
+        handle_id = handle_of(arguments)
+        return handle_id, self._origins.get(handle_id) if handle_id is not None else None
 
 
 def handle_of(arguments: dict[str, Any]) -> str | None:
