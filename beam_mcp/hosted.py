@@ -69,10 +69,15 @@ class SharedBackend:
     def attach(self, group: TaskGroup) -> None:
         self._group = group
 
-    def rides_root_checks(self, root: str) -> bool:
-        """A root served in this process rides its check on the broker's first read; a host
-        reads files in its own process, so a hosted root is checked here first."""
+    def serves_here(self, root: str) -> bool:
+        """Whether the in-process broker serves the root (``--host off``, or no host could be
+        had for it)."""
         return self.mode == "off" or root in self.in_process
+
+    def rides_root_checks(self, root: str) -> bool:
+        """A root served here rides its check on the broker's first read; a host reads files
+        in its own process, so a hosted root is checked here first."""
+        return self.serves_here(root)
 
     def local(self) -> BrokerBackend:
         if self._local is None:
@@ -83,7 +88,7 @@ class SharedBackend:
 
     async def call(self, spec: ToolSpec, arguments: ToolInput, ctx: ToolContext) -> dict[str, Any]:
         root = ctx.root
-        if self.mode == "off" or root in self.in_process:
+        if self.serves_here(root):
             self.in_process.setdefault(root, "the shared host is off (--host off)")
             return await self.local().call(spec, arguments, ctx)
         if spec.fence and not self._connected(root):
