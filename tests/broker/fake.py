@@ -43,6 +43,16 @@ def request_log(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
 
 
+def rpc_methods(path: Path) -> list[str]:
+    """The ``$/lean/rpc/...`` methods of the fake's request log, in order, without the prefix."""
+    out = []
+    for entry in request_log(path):
+        method = entry.get("request") or entry.get("notification") or ""
+        if method.startswith("$/lean/rpc/"):
+            out.append(method.removeprefix("$/lean/rpc/"))
+    return out
+
+
 def until(condition: Callable[[], T], what: str, timeout_s: float = WAIT_S) -> T:
     """Poll ``condition`` until it is truthy (bounded); its value."""
     deadline = time.monotonic() + timeout_s

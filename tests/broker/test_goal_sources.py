@@ -14,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from tests.broker.fake import err, fake_server, ok, request_log, until, workspace
+from tests.broker.fake import (
+    err,
+    fake_server,
+    ok,
+    request_log,
+    rpc_methods,
+    until,
+    workspace,
+)
 from tests.mcp.helpers import Server
 
 LONG = " → ".join(f"SomeRatherLongTypeName{n} α β" for n in range(8))
@@ -164,15 +172,6 @@ def test_rpc_and_plain_goal_agree_on_every_layout(servers: list[Server], project
 SIMPLE = "def n : Nat := 1\nexample : True := by\n  skip\n  sorry\n"
 
 
-def _rpc_requests(log: Path) -> list[str]:
-    out = []
-    for entry in request_log(log):
-        method = entry.get("request") or entry.get("notification") or ""
-        if method.startswith("$/lean/rpc/"):
-            out.append(method.removeprefix("$/lean/rpc/"))
-    return out
-
-
 def _ask_twice(server: Server, project: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     ws = workspace(project)
     version = ok(server, 1, "lean_sync", {**ws, "path": "Goals.lean"})["version"]
@@ -199,7 +198,7 @@ def test_rpc_is_used_without_the_capability(
     assert [answer["source"] for answer in answers] == ["rpc", "rpc"]
     assert answers[0]["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
     assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
-    calls = [m for m in _rpc_requests(log) if m in ("connect", "call")]
+    calls = [m for m in rpc_methods(log) if m in ("connect", "call")]
     assert calls[:3] == ["connect", "call", "call"]
 
 
@@ -235,8 +234,8 @@ def test_a_server_without_working_rpc_falls_back_once_per_session(
     assert answers[0]["goals"] == [{"kind": "goal", "hyps": [], "target": "True"}]
     assert term["code"] == "invalidParams" and term["data"]["reason"] == "noGoalsAtPosition"
     # learnt on the first question, remembered for the rest of the session
-    assert _rpc_requests(log).count("connect") == 1
-    assert _rpc_requests(log).count("call") <= 1
+    assert rpc_methods(log).count("connect") == 1
+    assert rpc_methods(log).count("call") <= 1
     plain = [e for e in request_log(log) if e.get("request") == "$/lean/plainGoal"]
     assert len(plain) == 3
 

@@ -15,7 +15,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.broker.fake import err, fake_server, ok, request_log, until, workspace
+from tests.broker.fake import (
+    err,
+    fake_server,
+    ok,
+    request_log,
+    rpc_methods,
+    until,
+    workspace,
+)
 from tests.mcp.helpers import Server
 
 PROOF = "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  all_goals sorry\n"
@@ -85,15 +93,6 @@ def _goals(server: Server, rid: int, ws: dict, version: int) -> dict:
     return ok(server, rid, "lean_goals", {**ws, **args, "mode": "after"})
 
 
-def _rpc_log(log: Path) -> list[str]:
-    out = []
-    for entry in request_log(log):
-        method = entry.get("request") or entry.get("notification") or ""
-        if method.startswith("$/lean/rpc/"):
-            out.append(method.removeprefix("$/lean/rpc/"))
-    return out
-
-
 def test_expired_rpc_session_is_reconnected_once(
     servers: list[Server], project: Path, tmp_path: Path
 ) -> None:
@@ -114,7 +113,7 @@ def test_expired_rpc_session_is_reconnected_once(
     assert first["source"] == second["source"] == "rpc"
     assert first["goals"] == second["goals"]
     assert [g["userName"] for g in second["goals"]] == ["left", "right"]
-    calls = [m for m in _rpc_log(log) if m in ("connect", "call")]
+    calls = [m for m in rpc_methods(log) if m in ("connect", "call")]
     assert calls == ["connect", "call", "call", "connect", "call"]
 
 
@@ -134,18 +133,18 @@ def test_keepalive_keeps_the_session_and_close_releases_it(
     version = ok(server, 1, "lean_sync", {**ws, "path": "Main.lean"})["version"]
     _goals(server, 2, ws, version)
     # past the fake's 400 ms expiry, kept alive all along
-    until(lambda: _rpc_log(log).count("keepAlive") >= 5, "five keep-alives (500 ms)")
+    until(lambda: rpc_methods(log).count("keepAlive") >= 5, "five keep-alives (500 ms)")
     assert _goals(server, 3, ws, version)["source"] == "rpc"
-    until(lambda: _rpc_log(log).count("release") == 2, "a release of each answer's refs")
-    methods = _rpc_log(log)
+    until(lambda: rpc_methods(log).count("release") == 2, "a release of each answer's refs")
+    methods = rpc_methods(log)
     assert methods.count("connect") == 1
     assert methods.count("keepAlive") >= 2
     ok(server, 4, "lean_close", {**ws, "path": "Main.lean"})
-    until(lambda: _rpc_log(log).count("release") == 3, "the release on close")
+    until(lambda: rpc_methods(log).count("release") == 3, "the release on close")
     time.sleep(0.4)
-    settled = _rpc_log(log).count("keepAlive")
+    settled = rpc_methods(log).count("keepAlive")
     time.sleep(0.4)
-    assert _rpc_log(log).count("keepAlive") == settled  # nothing left to keep alive
+    assert rpc_methods(log).count("keepAlive") == settled  # nothing left to keep alive
 
 
 def test_header_edit_restarts_the_rpc_session(
@@ -163,7 +162,7 @@ def test_header_edit_restarts_the_rpc_session(
     version = ok(server, 3, "lean_sync", {**ws, "path": "Main.lean"})["version"]
     second = ok(server, 4, "lean_goals", {**ws, **args, "version": version})
     assert first["goals"] == second["goals"] and second["source"] == "rpc"
-    calls = [m for m in _rpc_log(log) if m in ("connect", "call")]
+    calls = [m for m in rpc_methods(log) if m in ("connect", "call")]
     assert calls == ["connect", "call", "call", "connect", "call"]
 
 

@@ -295,16 +295,5 @@ def test_a_marker_that_is_a_link_to_a_valid_marker_is_refused(
     shutil.copy2(marker, copy)
     marker.unlink()
     marker.symlink_to(copy)
-    done = run(
-        [
-            dev_command("lean-beam"),
-            "runtime",
-            "list",
-            "--json",
-            "--install-root",
-            str(installed.root),
-        ],
-        installed.env(),
-    )
-    (entry,) = done.json()["runtimes"]
+    (entry,) = _listing(installed)["runtimes"]
     assert "not a regular file" in entry["invalid"], entry
