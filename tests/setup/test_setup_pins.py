@@ -291,3 +291,25 @@ def test_a_codex_array_of_server_tables_is_refused_and_kept(beam: Beam) -> None:
         assert done.code == 1 and done.error()["category"] == "configInvalid", done.stderr
         assert str(path) in done.error()["message"]
         assert snapshot(beam.home) == before
+
+
+@pytest.mark.parametrize(
+    ("client", "text"),
+    [
+        ("vscode", '{"servers": 0}'),
+        ("claude-code", '{"mcpServers": []}\n'),
+        ("opencode", '{"mcp": "x"}'),
+        ("gemini", '{\n  // a note\n  "mcpServers": null\n}\n'),
+    ],
+)
+def test_a_servers_container_that_is_not_an_object_is_refused_and_kept(
+    beam: Beam, client: str, text: str
+) -> None:
+    """A client's servers key holding a number, list, string or null is not ours to replace."""
+    path = write(beam.config(client), text)
+    before = snapshot(beam.home)
+    for command in ("setup", "remove"):
+        done = beam.beam(command, client, "--yes", "--json")
+        assert done.code == 1 and done.error()["category"] == "configInvalid", done.stderr
+        assert str(path) in done.error()["message"] and done.error()["fix"]
+        assert snapshot(beam.home) == before
