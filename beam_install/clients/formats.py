@@ -40,8 +40,10 @@ class JsonFormat:
         doc = json.loads(strip_jsonc(text) if self.comments else text)
         if not isinstance(doc, dict):
             raise ValueError("the document is not a JSON object")
-        servers = jsonedit.get_path(doc, list(self.container))
-        if servers is not None and not isinstance(servers, dict):
+        parent = jsonedit.get_path(doc, list(self.container[:-1]))
+        present = isinstance(parent, dict) and self.container[-1] in parent
+        if present and not isinstance(parent[self.container[-1]], dict):
+            # null included: setup could not add to it, so remove does not call it empty
             raise ValueError(f"`{'.'.join(self.container)}` is not an object")
         return doc
 
