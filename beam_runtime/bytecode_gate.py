@@ -308,12 +308,32 @@ def refuse(command: str, refusal: Refusal) -> NoReturn:
     raise SystemExit(1)
 
 
+_OUT_OF_MEMORY_FIX = "free memory (or raise the process's memory limit), then retry"
+
+
+def _out_of_memory(command: str) -> bytes:
+    """The command's own report of a MemoryError (as `beam_runtime.errors` words it), for one
+    that comes before the command's handler is in place: while the gate checks, or imports."""
+    message = f"{command} ran out of memory"
+    if "--json" in sys.argv[2:] and command != "lean-beam-mcp":
+        return (
+            '{"error": {"category": "outOfMemory", "message": "'
+            + message
+            + '", "fix": "'
+            + _OUT_OF_MEMORY_FIX
+            + '"}}\n'
+        ).encode()
+    return f"error: {message}\nfix: {_OUT_OF_MEMORY_FIX}\n".encode()
+
+
 def launch(runtime: str, command: str, entry: str, record: bytes) -> NoReturn:
     """Open the gate, then run `command` (`entry` is its `module:function`) from `runtime`.
 
     `record` is the bytecode record as the launcher read it (it found this module's own line
-    there before running it).
+    there before running it). Running out of memory before the command's own handler takes
+    over is one line made in advance, never a traceback.
     """
+    out_of_memory = _out_of_memory(command)
     try:
         Gate.load(runtime, record).install()
         try:
@@ -323,4 +343,20 @@ def launch(runtime: str, command: str, entry: str, record: bytes) -> NoReturn:
         main(runtime, command, entry)
     except Refusal as refusal:
         refuse(command, refusal)
+    except (MemoryError, ImportError) as exc:
+        if isinstance(exc, ImportError) and not _could_not_map(exc):
+            raise
+        exc.__traceback__ = None  # the frames that hold the memory go first
+        del exc
+        os.write(2, out_of_memory)
+        raise SystemExit(1) from None
     raise SystemExit(0)
+
+
+def _could_not_map(exc: ImportError) -> bool:
+    """An extension module the dynamic loader found no memory to map (how an address-space
+    limit shows at an import); a loader refusing for another reason names that reason."""
+    text = str(exc)
+    return text.endswith("failed to map segment from shared object") or text.endswith(
+        "Cannot allocate memory"
+    )

@@ -110,11 +110,11 @@ def _one_child(
     os.close(write_fd)
     left = set(pending)
     current: int | None = None
-    buffer = b""
+    frames = _Frames(read_fd)
     last = time.monotonic()
     try:
         while left:
-            frame, buffer, closed = _next_frame(read_fd, buffer, last + bound)
+            frame, closed = frames.next(last + bound)
             if frame is None:
                 culprit = current if current is not None else min(left)
                 if closed:  # the child died without a word (out of memory, killed)
@@ -154,8 +154,13 @@ def _child(tasks: Sequence[Callable[[], Any]], pending: list[int], write_fd: int
                 payload = exc
             try:
                 _send(write_fd, ("done", index, payload))
+            except MemoryError:
+                payload = None
+                _send(write_fd, ("done", index, MemoryError()))
             except Exception as exc:  # an outcome that does not pickle
-                _send(write_fd, ("done", index, RuntimeError(f"{payload!r}: {exc}")))
+                kind = type(payload).__name__
+                failed = RuntimeError(f"its outcome ({kind}) could not be sent back: {exc}")
+                _send(write_fd, ("done", index, failed))
     finally:
         os._exit(0)
 
@@ -185,24 +190,36 @@ def _send(fd: int, message: tuple[str, int, Any]) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _next_frame(fd: int, buffer: bytes, deadline: float) -> tuple[Any, bytes, bool]:
-    """(message or None, rest of the buffer, whether the pipe closed)."""
-    while True:
-        if len(buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(buffer)
-            if len(buffer) >= _HEADER.size + size:
-                body = buffer[_HEADER.size : _HEADER.size + size]
-                return pickle.loads(body), buffer[_HEADER.size + size :], False
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            return None, buffer, False
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            return None, buffer, False
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return None, buffer, True
-        buffer += chunk
+class _Frames:
+    """The child's messages, read off the pipe by the chunk and taken from the chunk in place
+    (tens of thousands of small frames: no copy of the rest of the chunk per frame)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        self.pos = 0
+
+    def next(self, deadline: float) -> tuple[Any, bool]:
+        """(message or None, whether the pipe closed)."""
+        while True:
+            start = self.pos + _HEADER.size
+            if len(self.buffer) >= start:
+                (size,) = _HEADER.unpack_from(self.buffer, self.pos)
+                if len(self.buffer) >= start + size:
+                    self.pos = start + size
+                    return pickle.loads(self.buffer[start : self.pos]), False
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                return None, False
+            ready, _, _ = select.select([self.fd], [], [], wait)
+            if not ready:
+                return None, False
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                return None, True
+            del self.buffer[: self.pos]
+            self.pos = 0
+            self.buffer += chunk
 
 
 def _abandon(pid: int) -> None:

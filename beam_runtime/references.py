@@ -235,7 +235,7 @@ def _as_strings(value: Any) -> list[str]:
 
 
 def _entry(
-    client: str, config: Path, name: str, server: Any, root: Path | None = None
+    client: str, config: Path, name: str, server: Any, ids: _Ids | None = None
 ) -> ServerEntry | None:
     if not isinstance(server, dict):
         return None
@@ -246,8 +246,8 @@ def _entry(
         if isinstance(values, dict):
             env.update({str(k): v for k, v in values.items() if isinstance(v, str)})
     strings = [*command, *env.values()]
-    ids = None if root is None else frozenset(referenced_ids(strings, root))
-    return ServerEntry(client, config, name, command, list(env.values()), env, ids)
+    found = None if ids is None else frozenset(ids.of(strings))
+    return ServerEntry(client, config, name, command, list(env.values()), env, found)
 
 
 def _named_servers(container: Any, where: str) -> Iterator[tuple[str, Any]]:
@@ -302,10 +302,12 @@ class _Found:
     def __init__(self) -> None:
         self.entries: list[ServerEntry] = []
         self.problems: list[ConfigProblem] = []
-        self.projects: list[Path] = []
+        self.projects: list[str] = []  # strings: they cross the pipe by the ten thousand
 
 
 def _first_line(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "out of memory"
     text = str(exc)
     return text.splitlines()[0] if text else exc.__class__.__name__
 
@@ -335,24 +337,25 @@ def _examine(config: ClientConfig, root: Path | None, lists: bool) -> _Found:
         return found
     if lists:
         found.projects += _listed_projects(doc)
+    ids = None if root is None else _Ids(root)
     for name, server in servers:
-        entry = _entry(config.client, path, name, server, root)
+        entry = _entry(config.client, path, name, server, ids)
         if entry is not None:
             found.entries.append(entry)
     return found
 
 
-def _listed_projects(doc: Any) -> list[Path]:
+def _listed_projects(doc: Any) -> list[str]:
     """Project directories a user config lists (Claude Code's and Codex's `projects` keys)."""
     projects = doc.get("projects") if isinstance(doc, dict) else None
     if not isinstance(projects, dict):
         return []
-    return [Path(p) for p in projects if isinstance(p, str) and os.path.isabs(p)]
+    return [p for p in projects if isinstance(p, str) and os.path.isabs(p)]
 
 
 def _read_all(
     configs: list[ClientConfig], root: Path | None, lists: bool, into: Registrations
-) -> list[Path]:
+) -> list[str]:
     """Read every config in a reader process, each bounded (`isolated.run_tasks`); returns
     the projects they list. A config that does not answer is one problem, naming it; the
     other configs of its project are not tried (it already blocks every runtime)."""
@@ -361,14 +364,14 @@ def _read_all(
     tasks = [partial(_examine, config, root, lists) for config in configs]
     groups = [str(c.path) if lists else _group_of(c) for c in configs]  # user files stand alone
     outcomes = isolated.run_tasks(tasks, groups)
-    projects: list[Path] = []
+    projects: list[str] = []
     for index, (config, outcome) in enumerate(zip(configs, outcomes, strict=True)):
         if isinstance(outcome, isolated.Hung):
             if outcome.culprit == index:
                 error = f"could not read {config.path} within {outcome.seconds:g} s"
                 into.problems.append(ConfigProblem(config.client, config.path, error, None))
         elif isinstance(outcome, BaseException):
-            error = f"cannot read {config.path}: {outcome}"
+            error = f"cannot read {config.path}: {_first_line(outcome)}"
             into.problems.append(ConfigProblem(config.client, config.path, error, None))
         else:
             into.entries += outcome.entries
@@ -387,10 +390,11 @@ def read_registrations(
     """Read every supported client config that exists, never stalling (docs/RUNTIME.md).
 
     First each client's user file (and, with `root`, the projects the MCP server served and the
-    files setup recorded), then every project-scoped file of every project those list, plus
-    `projects`. Every file is touched in a reader process (`isolated.run_tasks`), each bounded
-    by `safe_read.TIMEOUT_S`: a config that does not answer becomes a problem that blocks every
-    runtime, "could not read X within N s". With `root`, each entry carries the runtime ids it
+    files setup recorded), then the project-scoped files present in every project those list,
+    plus `projects` (which files are present is one bounded look per project). Every file is
+    touched in a reader process (`isolated.run_tasks`), each bounded by `safe_read.TIMEOUT_S`:
+    a config that does not answer becomes a problem that blocks every runtime, "could not read
+    X within N s". With `root`, each entry carries the runtime ids it
     points into, resolved in the same process.
     """
     from beam_runtime import isolated
@@ -398,16 +402,16 @@ def read_registrations(
     users = user_configs(env)
     found = Registrations(configs=list(users))
     extra: list[ClientConfig] = []
-    dirs = list(projects)
+    dirs = [str(p) for p in projects]
     if root is not None:
         (outcome,) = isolated.run_tasks([partial(_served_and_recorded, root)])
         if isinstance(outcome, tuple):
-            dirs += [Path(p) for p in outcome[0]]
+            dirs += outcome[0]
             extra += outcome[1]
     dirs += _read_all(users, root, True, found)
     seen = {(c.client, os.path.abspath(c.path)) for c in users}
     second = []
-    for config in [c for d in dirs for c in project_configs(d)] + extra:
+    for config in _present_project_configs(dirs, found) + extra:
         key = (config.client, os.path.abspath(config.path))
         if key not in seen:
             seen.add(key)
@@ -415,6 +419,37 @@ def read_registrations(
     found.configs += second
     _read_all(second, root, False, found)
     return found
+
+
+def _present_files(project: Path) -> list[ClientConfig]:
+    """The project-scoped client files that exist in `project` (none when it is gone)."""
+    if not os.path.lexists(project):
+        return []
+    return [c for c in project_configs(project) if os.path.lexists(c.path)]
+
+
+def _present_project_configs(dirs: list[str], into: Registrations) -> list[ClientConfig]:
+    """The client files present in `dirs`, looked for with one bounded task per project: a user
+    file may list tens of thousands of projects, most of them long gone, and each file of each
+    project as a task of its own cost a reader round trip apiece. A project that does not answer
+    is one problem naming it, and blocks every runtime like any file that does not answer."""
+    from beam_runtime import isolated
+
+    projects = list(dict.fromkeys(os.path.abspath(d) for d in dirs))
+    tasks = [partial(_present_files, Path(p)) for p in projects]
+    outcomes = isolated.run_tasks(tasks, projects)
+    present: list[ClientConfig] = []
+    for project, outcome in zip(projects, outcomes, strict=True):
+        if isinstance(outcome, list):
+            present += outcome
+            continue
+        first = project_configs(Path(project))[0]
+        if isinstance(outcome, isolated.Hung):
+            error = f"could not read {project} within {outcome.seconds:g} s"
+        else:
+            error = f"cannot read {project}: {_first_line(outcome)}"
+        into.problems.append(ConfigProblem(first.client, first.path, error, None))
+    return present
 
 
 def _group_of(config: ClientConfig) -> str:
@@ -442,20 +477,39 @@ def referenced_ids(strings: Iterable[str], root: Path) -> set[str]:
     to this root's `versions/` in any spelling (canonical, or through symlinked ancestors), the
     component after it, up to the next delimiter, is the id. Paths may contain spaces.
     """
-    versions = os.path.realpath(root / "versions")
-    spelled = set(_versions_dirs(root))
-    ids: set[str] = set()
-    for value in strings:
+    return _Ids(root).of(strings)
+
+
+class _Ids:
+    """`referenced_ids` for one root and many strings: the root's spellings are resolved once,
+    and each distinct string once (a config repeats the same commands thousands of times)."""
+
+    def __init__(self, root: Path) -> None:
+        self.versions = os.path.realpath(root / "versions")
+        self.spelled = set(_versions_dirs(root))
+        self.known: dict[str, frozenset[str]] = {}
+
+    def of(self, strings: Iterable[str]) -> set[str]:
+        ids: set[str] = set()
+        for value in strings:
+            found = self.known.get(value)
+            if found is None:
+                found = self.known[value] = frozenset(self._of_one(value))
+            ids.update(found)
+        return ids
+
+    def _of_one(self, value: str) -> set[str]:
+        ids: set[str] = set()
         for match in _VERSIONS.finditer(value):
-            if not _leads_to(value, match.start(), spelled, versions):
+            if not _leads_to(value, match.start(), self.spelled, self.versions):
                 continue
             rest = value[match.end() :]
             end = _ID_END.search(rest)
             component = rest[: end.start()] if end else rest
             if component not in ("", ".", ".."):
                 ids.add(component)
-        ids.update(_linked_ids(value, versions))
-    return ids
+        ids.update(_linked_ids(value, self.versions))
+        return ids
 
 
 _VERSIONS = re.compile(r"/versions/")

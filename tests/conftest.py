@@ -106,7 +106,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that start `lean-beam-mcp` on the fake Lean (the `servers` fixture) are marked
     `lean_server` (`-m lean_server` selects them; in the areas of `BOTH_MODES` each runs in
-    both host modes)."""
+    both host modes), and the `slow` tests run first."""
     for item in items:
         if "servers" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.lean_server)
+    # The long randomized runs first: started last, one of them would keep a worker busy after
+    # the others ran out of tests (the order is otherwise kept).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from beam_runtime.record_check import load_manifest
@@ -110,3 +111,39 @@ def test_refused_root_and_usage_errors(installed: Installed) -> None:
     assert bad.code == 1 and bad.error()["category"] == "invalidInstallRoot"
     unknown = installed.beam("runtime", "list", "--bogus")
     assert unknown.code == 2 and unknown.stdout == ""
+
+
+def test_a_claude_config_of_thirty_thousand_projects_is_read_within_the_default_bound(
+    installed: Installed,
+) -> None:
+    """A heavy Claude Code user's `~/.claude.json` (30,000 projects, each with a server of its
+    own, 10 MB) is read within the default read bound: the runtime one project's server pins
+    is found, so is the one a listed project's own `.mcp.json` pins, and nothing is reported
+    unreadable (it was: the reference scan resolved every string of every entry afresh)."""
+    root = installed.root
+    pinned = clone_runtime(
+        root, installed.runtime_id, variant="a", created_at="2020-01-01T00:00:00Z"
+    )
+    local = clone_runtime(
+        root, installed.runtime_id, variant="b", created_at="2020-02-01T00:00:00Z"
+    )
+    project = installed.home / "proj"
+    project.mkdir()
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"b": {"command": f"{root}/versions/{local}/bin/lean-beam-mcp"}}})
+    )
+    server = {"command": "/bin/true", "args": ["a" * 50] * 5}
+    projects: dict[str, object] = {
+        f"/gone/{i}": {"mcpServers": {"x": server}} for i in range(30_000)
+    }
+    projects["/gone/17"] = {"mcpServers": {"y": {"command": f"{root}/versions/{pinned}/bin/x"}}}
+    projects[str(project)] = {}
+    (installed.home / ".claude.json").write_text(json.dumps({"projects": projects}))
+    done = installed.beam("runtime", "list", "--json")
+    assert done.code == 0, done.stderr
+    rows = {r["id"]: r for r in done.json()["runtimes"]}
+    errors = [ref for row in rows.values() for ref in row["referenced_by"] if ref.get("error")]
+    assert errors == []
+    assert [ref["server_name"] for ref in rows[pinned]["referenced_by"]] == ["y (project /gone/17)"]
+    assert [ref["server_name"] for ref in rows[local]["referenced_by"]] == ["b"]
+    assert rows[installed.runtime_id]["referenced_by"] == []

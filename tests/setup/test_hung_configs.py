@@ -22,23 +22,25 @@ def _timed(beam: Beam, *args: str, **extra: str) -> tuple[float, object]:
 
 
 def test_a_listed_project_on_a_hung_mount_stalls_no_command(beam: Beam, tmp_path: Path) -> None:
+    # In separate parent directories: while a lookup hangs in a FUSE directory, the kernel lets
+    # no other lookup into that directory, so a sibling of `stuck` would not answer either.
     source = tmp_path / "source"
-    (source / "stuck").mkdir(parents=True)
-    (source / "slow").mkdir()
-    (source / "slow" / ".mcp.json").write_text('{"mcpServers": {}}')
+    (source / "a" / "stuck").mkdir(parents=True)
+    (source / "b" / "slow").mkdir(parents=True)
+    (source / "b" / "slow" / ".mcp.json").write_text('{"mcpServers": {}}')
     old = clone_runtime(beam.root, beam.runtime_id, variant="a", created_at="2020-01-01T00:00:00Z")
     with slow_mount(
-        source, tmp_path / "mnt", hang_stat=("stuck",), hang_read=("slow/.mcp.json",)
+        source, tmp_path / "mnt", hang_stat=("a/stuck",), hang_read=("b/slow/.mcp.json",)
     ) as mnt:
-        projects = {str(mnt / "stuck"): {}, str(mnt / "slow"): {}}
+        projects = {str(mnt / "a" / "stuck"): {}, str(mnt / "b" / "slow"): {}}
         beam.config("claude-code").write_text(json.dumps({"projects": projects}))
-        stuck, slow = mnt / "stuck" / ".mcp.json", mnt / "slow" / ".mcp.json"
+        stuck, slow = mnt / "a" / "stuck", mnt / "b" / "slow" / ".mcp.json"
         seconds, listed = _timed(beam, "runtime", "list", "--json")
         assert listed.code == 0, listed.stderr  # type: ignore[attr-defined]
         rows = {r["id"]: r for r in listed.json()["runtimes"]}  # type: ignore[attr-defined]
         errors = {ref["error"] for ref in rows[old]["referenced_by"]}
         assert f"could not read {slow} within 2 s" in errors, errors
-        assert any(str(mnt / "stuck") in e and "within 2 s" in e for e in errors), errors
+        assert f"could not read {stuck} within 2 s" in errors, errors  # the project itself
         seconds, pruned = _timed(beam, "runtime", "prune", "--keep-latest", "0", "--yes", "--json")
         assert pruned.code == 0, pruned.stderr  # type: ignore[attr-defined]
         body = pruned.json()  # type: ignore[attr-defined]
@@ -50,7 +52,6 @@ def test_a_listed_project_on_a_hung_mount_stalls_no_command(beam: Beam, tmp_path
         details = [c["detail"] for c in json.loads(doctor.stdout)["checks"]]  # type: ignore[attr-defined]
         assert any(f"could not read {slow} within 2 s" in d for d in details), details
         assert seconds < 60, seconds
-    assert stuck.name == ".mcp.json"
 
 
 def test_setup_and_remove_with_a_client_config_on_a_hung_mount(beam: Beam, tmp_path: Path) -> None:
