@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
 
 from beam_runtime.record_check import load_manifest
 from tests.runtime.clienv import dev_command, run
@@ -119,7 +125,7 @@ def test_a_claude_config_of_thirty_thousand_projects_is_read_within_the_default_
     """A heavy Claude Code user's `~/.claude.json` (30,000 projects, each with a server of its
     own, 10 MB) is read within the default read bound: the runtime one project's server pins
     is found, so is the one a listed project's own `.mcp.json` pins, and nothing is reported
-    unreadable (it was: the reference scan resolved every string of every entry afresh)."""
+    unreadable (on a loaded machine it was: the scan took over 10 s)."""
     root = installed.root
     pinned = clone_runtime(
         root, installed.runtime_id, variant="a", created_at="2020-01-01T00:00:00Z"
@@ -147,3 +153,41 @@ def test_a_claude_config_of_thirty_thousand_projects_is_read_within_the_default_
     assert [ref["server_name"] for ref in rows[pinned]["referenced_by"]] == ["y (project /gone/17)"]
     assert [ref["server_name"] for ref in rows[local]["referenced_by"]] == ["b"]
     assert rows[installed.runtime_id]["referenced_by"] == []
+
+
+def _strace() -> str:
+    path = shutil.which("strace")
+    works = path is not None and (
+        subprocess.run([path, "-f", "-qq", "-o", os.devnull, "true"], check=False).returncode == 0
+    )
+    if not works:
+        if os.environ.get("CI"):
+            pytest.fail("strace is needed in CI (.ci/run installs it)")
+        pytest.skip("strace is missing or cannot trace here")
+    assert path is not None
+    return path
+
+
+def test_listed_projects_cost_one_stat_each_and_a_repeated_command_is_resolved_once(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """With 3,000 listed projects that no longer exist, each with the same server, `runtime list`
+    (all its processes, under strace) asks the file system once per project whether it is there,
+    never for each client file inside it, and resolves the repeated command a few times, not once
+    per entry (eight stats per project and one resolution per entry, before)."""
+    strace = _strace()
+    server = {"command": "/usr/bin/env", "args": ["some-mcp", "--flag"]}
+    projects = {f"/gone/{i}": {"mcpServers": {"x": server}} for i in range(3000)}
+    (installed.home / ".claude.json").write_text(json.dumps({"projects": projects}))
+    log = tmp_path / "list.strace"
+    argv = [strace, "-f", "-qq", "-e", "trace=%%stat", "-o", str(log)]
+    argv += [str(installed.root / "bin" / "lean-beam"), "runtime", "list", "--json"]
+    done = run(argv, installed.env(), cwd=installed.home)
+    assert done.code == 0, done.stderr
+    assert all(not r["referenced_by"] for r in done.json()["runtimes"]), done.stdout
+    calls = log.read_text().splitlines()
+    under_gone = [c for c in calls if '"/gone/' in c]
+    assert 3000 <= len(under_gone) <= 3100, len(under_gone)
+    assert all(re.search(r'"/gone/\d+"', c) for c in under_gone), under_gone[:5]
+    command = [c for c in calls if '"/usr/bin/env"' in c]
+    assert 1 <= len(command) <= 10, len(command)
