@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from beam_runtime.record_check import load_manifest
 from tests.runtime.clienv import dev_command, run
 from tests.runtime.conftest import Installed, write_codex
 from tests.runtime.trees import clone_runtime
+from tests.support.tracing import strace_or_skip
 
 
 def test_fresh_install(installed: Installed) -> None:
@@ -155,19 +152,6 @@ def test_a_claude_config_of_thirty_thousand_projects_is_read_within_the_default_
     assert rows[installed.runtime_id]["referenced_by"] == []
 
 
-def _strace() -> str:
-    path = shutil.which("strace")
-    works = path is not None and (
-        subprocess.run([path, "-f", "-qq", "-o", os.devnull, "true"], check=False).returncode == 0
-    )
-    if not works:
-        if os.environ.get("CI"):
-            pytest.fail("strace is needed in CI (.ci/run installs it)")
-        pytest.skip("strace is missing or cannot trace here")
-    assert path is not None
-    return path
-
-
 def test_listed_projects_cost_one_stat_each_and_a_repeated_command_is_resolved_once(
     installed: Installed, tmp_path: Path
 ) -> None:
@@ -175,7 +159,7 @@ def test_listed_projects_cost_one_stat_each_and_a_repeated_command_is_resolved_o
     (all its processes, under strace) asks the file system once per project whether it is there,
     never for each client file inside it, and resolves the repeated command a few times, not once
     per entry (eight stats per project and one resolution per entry, before)."""
-    strace = _strace()
+    strace = strace_or_skip()
     server = {"command": "/usr/bin/env", "args": ["some-mcp", "--flag"]}
     projects = {f"/gone/{i}": {"mcpServers": {"x": server}} for i in range(3000)}
     (installed.home / ".claude.json").write_text(json.dumps({"projects": projects}))

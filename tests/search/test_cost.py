@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import pytest
 from tests.broker.fake import FAKE_CMD, FAST_FAKE, ok, workspace
 from tests.mcp.helpers import Server, minimal_env
 from tests.support.projects import lean_project
+from tests.support.tracing import strace_or_skip
 
 
 @pytest.fixture(autouse=True)
@@ -36,27 +35,10 @@ STATS = "%%stat"  # every stat-like system call of this architecture
 _LINE = re.compile(r'^(?:\d+ +)?(\d+\.\d+) \w+\((?:AT_FDCWD, )?"([^"]+)"')
 
 
-def _strace() -> str:
-    path = shutil.which("strace")
-    works = path is not None and (
-        subprocess.run(
-            [path, "-f", "-qq", "--seccomp-bpf", "-e", f"trace={STATS}", "-o", os.devnull, "true"],
-            check=False,
-        ).returncode
-        == 0
-    )
-    if not works:
-        if os.environ.get("CI"):
-            pytest.fail("strace is needed in CI (.ci/run installs it)")
-        pytest.skip("strace is missing or cannot trace here")
-    assert path is not None
-    return path
-
-
 def test_an_unchanged_search_does_not_stat_every_file(
     servers: list[Server], tmp_path: Path
 ) -> None:
-    strace = _strace()
+    strace = strace_or_skip("--seccomp-bpf", "-e", f"trace={STATS}")
     files = {f"Part{n % 30}/F{n}.lean": f"def filler_{n} : Nat := {n}\n" for n in range(FILES)}
     root = lean_project(tmp_path / "proj", files)
     log = tmp_path / "server.strace"
