@@ -8,6 +8,8 @@ the same fake:
 - one-line edit: one line in the middle of the file rewritten on disk, then ``lean_update``
   (which sends the edit to Lean), ``--edits`` times, then 1 s for Lean's answers to arrive and be
   handled (they are counted too);
+- edit then sync: the same edit, then ``lean_sync`` (which waits for Lean's answers and reports
+  the file's diagnostics), ``--syncs`` times;
 
 and prints the server process's own CPU time per call: user + system from ``psutil`` (whole
 clock ticks, 10 ms here, so many calls) and the on-CPU time of its threads from
@@ -68,6 +70,7 @@ def measure(
     calls: int,
     edits: int,
     read: Callable[[], tuple[float, ...]],
+    syncs: int = 0,
 ) -> dict[str, Any]:
     """Per call of each loop, what ``read`` counts; the server is closed afterwards."""
     root = project(lines)
@@ -93,25 +96,32 @@ def measure(
         server.ask("lean_update", ws)
     time.sleep(1.0)  # Lean's answers to the last edit arrive and are handled
     edit = _per_call(start, read(), edits)
+    synced = None
+    if syncs:
+        start = read()
+        for serial in range(syncs):
+            big.write_text(texts[serial % 2])
+            server.ask("lean_sync", ws)
+        synced = _per_call(start, read(), syncs)
     stats = server.ask("beam_stats", {})
     (entry,) = stats["workspaces"]
-    return {"unchanged": unchanged, "edit": edit, "lean": entry.get("lean")}
+    return {"unchanged": unchanged, "edit": edit, "sync": synced, "lean": entry.get("lean")}
 
 
-def cpu(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
+def cpu(tree: Path, lines: int, calls: int, edits: int, syncs: int = 0) -> dict[str, Any]:
     server = Server(tree)
     try:
-        return measure(server, lines, calls, edits, lambda: _cpu(server))
+        return measure(server, lines, calls, edits, lambda: _cpu(server), syncs)
     finally:
         server.close()
 
 
-def instructions(tree: Path, lines: int, calls: int, edits: int) -> dict[str, Any]:
+def instructions(tree: Path, lines: int, calls: int, edits: int, syncs: int = 0) -> dict[str, Any]:
     # Lean reports no progress while it works (only when done): the same answers per edit,
     # however long the elaboration takes beside the slowed-down server.
     counted = Callgrind(tree, FAKE_LEAN_REPORT_DELAY_MS="600000")
     try:
-        return measure(counted.server, lines, calls, edits, lambda: (counted.read(),))
+        return measure(counted.server, lines, calls, edits, lambda: (counted.read(),), syncs)
     finally:
         counted.close()
 
@@ -123,6 +133,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--syncs", type=int, default=0, help="edit-then-sync calls (0: none)")
     parser.add_argument("--instructions", action="store_true", help="under callgrind instead")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
@@ -137,7 +148,7 @@ def main() -> None:
     for lines in (int(size) for size in options.sizes.split(",")):
         for round_ in range(1, options.rounds + 1):
             for tree in trees:
-                found = run(tree, lines, options.calls, options.edits)
+                found = run(tree, lines, options.calls, options.edits, options.syncs)
                 hover, edit = found["unchanged"], found["edit"]
                 if options.instructions:
                     figures = f"{hover[0] / 1e3:.1f}, one-line edit {edit[0] / 1e3:.1f}"
@@ -146,6 +157,9 @@ def main() -> None:
                         f"{hover[0]:.3f} / {hover[1]:.3f},"
                         f" one-line edit {edit[0]:.3f} / {edit[1]:.3f}"
                     )
+                if found["sync"] is not None:
+                    synced = found["sync"]
+                    figures += ", edit then sync " + " / ".join(f"{x:.3f}" for x in synced)
                 print(
                     f"{lines:>6} lines, round {round_}, {tree}: unchanged hover {figures};"
                     f" lean {found['lean']}",
