@@ -2,7 +2,8 @@
 
 For each size (lines of ``Big.lean``) and each ``--tree`` (default: this checkout), a fresh
 ``lean-beam-mcp`` of that tree runs against the fake Lean of *this* checkout, so all trees see
-the same fake:
+the same fake (``--host off``: the broker in the server process, so that its CPU is all of
+the work; by default a tree with the shared host does the Lean side in the host):
 
 - unchanged: ``lean_hover`` on the unchanged file, ``--calls`` times;
 - one-line edit: one line in the middle of the file rewritten on disk, then ``lean_update``
@@ -108,8 +109,11 @@ def measure(
     return {"unchanged": unchanged, "edit": edit, "sync": synced, "lean": entry.get("lean")}
 
 
+HOST: dict[str, str] = {}
+
+
 def cpu(tree: Path, lines: int, calls: int, edits: int, syncs: int = 0) -> dict[str, Any]:
-    server = Server(tree)
+    server = Server(tree, **HOST)
     try:
         return measure(server, lines, calls, edits, lambda: _cpu(server), syncs)
     finally:
@@ -134,9 +138,14 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--syncs", type=int, default=0, help="edit-then-sync calls (0: none)")
+    parser.add_argument(
+        "--host", default=None, help="LEAN_BEAM_HOST for the servers (off: in-process)"
+    )
     parser.add_argument("--instructions", action="store_true", help="under callgrind instead")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
+    if options.host is not None:
+        HOST["LEAN_BEAM_HOST"] = options.host
     if options.instructions:
         if valgrind_missing():
             raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control)")

@@ -60,8 +60,12 @@ def host_of(server: Server, rid: int, root: Path) -> dict[str, Any]:
 
 
 def lean_beam(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`lean-beam ...` of the test venv (no delegation), in this test's socket directory."""
-    environment = minimal_env(BEAM_NO_DELEGATE="1", **env)
+    """`lean-beam ...` of the test venv (no delegation), in this test's socket directory and
+    with a HOME of the test's own: the hosts this machine's user runs (`~/.cache/beam/hosts`)
+    are not the test's to list, count or stop."""
+    home = Path(os.environ["XDG_RUNTIME_DIR"]) / "home"
+    home.mkdir(exist_ok=True)
+    environment = minimal_env(BEAM_NO_DELEGATE="1", HOME=str(home), **env)
     return subprocess.run(
         [str(LEAN_BEAM), *argv],
         env=environment,
