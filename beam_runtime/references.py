@@ -394,8 +394,8 @@ def read_registrations(
     plus `projects` (which files are present is one bounded look per project). Every file is
     touched in a reader process (`isolated.run_tasks`), each bounded by `safe_read.TIMEOUT_S`:
     a config that does not answer becomes a problem that blocks every runtime, "could not read
-    X within N s". With `root`, each entry carries the runtime ids it
-    points into, resolved in the same process.
+    X within N s". With `root`, each entry carries the runtime ids it points into, resolved in
+    the same process.
     """
     from beam_runtime import isolated
 

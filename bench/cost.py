@@ -109,21 +109,22 @@ def measure(
     return {"unchanged": unchanged, "edit": edit, "sync": synced, "lean": entry.get("lean")}
 
 
-HOST: dict[str, str] = {}
-
-
-def cpu(tree: Path, lines: int, calls: int, edits: int, syncs: int = 0) -> dict[str, Any]:
-    server = Server(tree, **HOST)
+def cpu(
+    tree: Path, lines: int, calls: int, edits: int, syncs: int, env: dict[str, str]
+) -> dict[str, Any]:
+    server = Server(tree, **env)
     try:
         return measure(server, lines, calls, edits, lambda: _cpu(server), syncs)
     finally:
         server.close()
 
 
-def instructions(tree: Path, lines: int, calls: int, edits: int, syncs: int = 0) -> dict[str, Any]:
+def instructions(
+    tree: Path, lines: int, calls: int, edits: int, syncs: int, env: dict[str, str]
+) -> dict[str, Any]:
     # Lean reports no progress while it works (only when done): the same answers per edit,
     # however long the elaboration takes beside the slowed-down server.
-    counted = Callgrind(tree, FAKE_LEAN_REPORT_DELAY_MS="600000")
+    counted = Callgrind(tree, FAKE_LEAN_REPORT_DELAY_MS="600000", **env)
     try:
         return measure(counted.server, lines, calls, edits, lambda: (counted.read(),), syncs)
     finally:
@@ -144,8 +145,7 @@ def main() -> None:
     parser.add_argument("--instructions", action="store_true", help="under callgrind instead")
     options = parser.parse_args()
     trees = [t.resolve() for t in options.tree or [REPO]]
-    if options.host is not None:
-        HOST["LEAN_BEAM_HOST"] = options.host
+    env = {} if options.host is None else {"LEAN_BEAM_HOST": options.host}
     if options.instructions:
         if valgrind_missing():
             raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control)")
@@ -157,7 +157,7 @@ def main() -> None:
     for lines in (int(size) for size in options.sizes.split(",")):
         for round_ in range(1, options.rounds + 1):
             for tree in trees:
-                found = run(tree, lines, options.calls, options.edits, options.syncs)
+                found = run(tree, lines, options.calls, options.edits, options.syncs, env)
                 hover, edit = found["unchanged"], found["edit"]
                 if options.instructions:
                     figures = f"{hover[0] / 1e3:.1f}, one-line edit {edit[0] / 1e3:.1f}"

@@ -14,15 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.broker.fake import (
-    err,
-    fake_server,
-    ok,
-    request_log,
-    rpc_methods,
-    until,
-    workspace,
-)
+from tests.broker.fake import err, fake_server, ok, request_log, rpc_methods, until, workspace
 from tests.mcp.helpers import Server
 
 LONG = " → ".join(f"SomeRatherLongTypeName{n} α β" for n in range(8))

@@ -15,15 +15,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.broker.fake import (
-    err,
-    fake_server,
-    ok,
-    request_log,
-    rpc_methods,
-    until,
-    workspace,
-)
+from tests.broker.fake import err, fake_server, ok, request_log, rpc_methods, until, workspace
 from tests.mcp.helpers import Server
 
 PROOF = "example (p q : Prop) (hp : p) (hq : q) : p ∧ q := by\n  constructor\n  all_goals sorry\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from beam_runtime.errors import system_error
 from tests.runtime.clienv import client_env, dev_command, run
 from tests.runtime.conftest import Installed
 
@@ -210,6 +211,7 @@ def _limited(argv: list[str], env: dict[str, str], mib: int) -> subprocess.Compl
 # From tight (the command itself runs out while it starts, checks its bytecode or imports) to
 # loose (only the reader process that parses the large config runs out, or nothing does).
 LIMITS_MIB = [*range(12, 40, 2), *range(40, 240, 15)]
+OUT_OF_MEMORY = system_error(MemoryError(), "lean-beam")
 
 
 @pytest.mark.parametrize("command", [["runtime", "list", "--json"], ["runtime", "prune", "--json"]])
@@ -231,12 +233,14 @@ def test_out_of_memory_at_any_point_is_one_categorized_error(
         if done.returncode == 1:
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1, (mib, done.stderr)
-            assert json.loads(lines[0])["error"]["category"] == "outOfMemory", (mib, lines)
+            error = json.loads(lines[0])["error"]
+            assert error["category"] == "outOfMemory", (mib, lines)
+            # the line the gate makes in advance says what the command's own handler says
+            assert error["fix"] == OUT_OF_MEMORY.fix, (mib, error)
             in_command += 1
             continue
         body = json.loads(done.stdout)
-        found = [r for r in body.get("runtimes", body.get("kept", []))]
-        said = json.dumps(found)
+        said = json.dumps(body.get("runtimes", body.get("kept", [])))
         if f"cannot read {config}: out of memory" in said:
             in_reader += 1
             assert body.get("removed", []) == [], body  # fail closed
